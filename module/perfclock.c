@@ -1,0 +1,647 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * perfclock: read perf_clock() from user space.
+ *
+ * perf stamps its records with local_clock() (unless an event asks for
+ * another clock with use_clockid), and user space has no way to read that
+ * clock. Live tools that merge per-CPU perf rings need it: reading it at
+ * the start of each round of reads gives a flush horizon that no event
+ * still in a ring can be below.
+ *
+ * /dev/perfclock offers an exact ioctl and one read-only page, updated
+ * like the vDSO data page, from which user space computes the current
+ * local_clock() from the TSC when the module has proved that the TSC
+ * conversion matches local_clock() on every CPU. The UAPI and the page
+ * read protocol are documented in perfclock_ioctl.h.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/build_bug.h>
+#include <linux/cpu.h>
+#include <linux/cpuhotplug.h>
+#include <linux/fs.h>
+#include <linux/hrtimer.h>
+#include <linux/jiffies.h>
+#include <linux/math64.h>
+#include <linux/miscdevice.h>
+#include <linux/mm.h>
+#include <linux/module.h>
+#include <linux/mutex.h>
+#include <linux/sched/clock.h>
+#include <linux/smp.h>
+#include <linux/spinlock.h>
+#include <linux/tick.h>
+#include <linux/uaccess.h>
+#include <linux/workqueue.h>
+
+#ifdef CONFIG_X86_TSC
+#include <linux/clocksource.h>
+#include <asm/tsc.h>
+#endif
+
+#include "compat.h"
+#include "perfclock_ioctl.h"
+
+static_assert(sizeof(struct perfclock_page) == 4096);
+static_assert(sizeof(struct perfclock_page) <= PAGE_SIZE);
+static_assert(offsetof(struct perfclock_page, seq) == 0);
+static_assert(offsetof(struct perfclock_page, tsc_mult) == 16);
+static_assert(offsetof(struct perfclock_page, coarse_ns) == 32);
+static_assert(offsetof(struct perfclock_page, update_count) == 64);
+static_assert(sizeof(struct perfclock_time) == 16);
+static_assert(sizeof(struct perfclock_info) == 72);
+
+static ushort mode = 0444;
+module_param(mode, ushort, 0444);
+MODULE_PARM_DESC(mode, "Permissions of /dev/perfclock (default 0444)");
+
+static uint update_period_us = 1000;
+module_param(update_period_us, uint, 0444);
+MODULE_PARM_DESC(update_period_us,
+		 "Refresh period of the page's coarse value and TSC check, in us (100..1000000, default 1000)");
+
+/*
+ * How far behind local_clock() the page's TSC conversion may read: the
+ * offset is derived from brackets of local_clock() between two TSC reads
+ * and taken from the low side, so the page never reads ahead of the clock
+ * and lags it by at most this much.
+ */
+#define PERFCLOCK_TSC_TOLERANCE_NS	250
+/* Brackets taken to derive the offset, and to check it on each CPU. */
+#define PERFCLOCK_DERIVE_SAMPLES	256
+#define PERFCLOCK_CHECK_SAMPLES		16
+/* IPI round trips per ordered pair of CPUs for the load-time skew check. */
+#define PERFCLOCK_SKEW_ROUNDS		64
+
+struct perfclock_tsc_model {
+	u32 mult;
+	u32 shift;
+	u64 offset;
+	unsigned int khz;	/* tsc_khz the model was derived with */
+};
+
+static struct {
+	struct perfclock_page *page;
+
+	/*
+	 * Serializes every writer of the page and of the fields below:
+	 * the hrtimer (hard irq), the hotplug callback and process
+	 * context. Raw, so that it stays a spinning lock on PREEMPT_RT
+	 * where the hrtimer still runs in hard irq context.
+	 */
+	raw_spinlock_t lock;
+	struct perfclock_tsc_model model;
+	bool tsc_valid;
+	bool stable;
+	u64 measured_skew_ns;
+
+	/* Serializes open/release accounting and full revalidations. */
+	struct mutex mutex;
+	unsigned int users;
+
+	struct hrtimer timer;
+	ktime_t period;
+	struct work_struct revalidate_work;
+	enum cpuhp_state hp_state;
+} perfclock;
+
+/*
+ * The skew bound when sched_clock is unstable (kernel/sched/clock.c).
+ * Each CPU's clock is then scd->clock = clamp(tick_gtod + delta,
+ * max(tick_gtod, old clock), max(old clock, tick_gtod + TICK_NSEC)),
+ * where tick_gtod is ktime_get_ns() at that CPU's last sched_clock_tick()
+ * (a global offset aside). So a CPU never reads more than TICK_NSEC ahead
+ * of the gtod time of its last tick, hence of real time, and never less
+ * than the gtod time of its last tick, which is at most one tick period
+ * old on a CPU whose tick runs (an idle CPU ticks the clock again when an
+ * interrupt wakes it: tick_nohz_stop_idle() -> sched_clock_idle_wakeup_event()).
+ * A read on CPU B after a read on CPU A is therefore at most
+ * TICK_NSEC + TICK_NSEC below it. A nohz_full CPU running user space
+ * ticks only once a second: add that when nohz_full is in use.
+ */
+static u64 perfclock_unstable_skew_bound(void)
+{
+	u64 bound = 2 * (u64)TICK_NSEC;
+
+	if (tick_nohz_full_enabled())
+		bound += NSEC_PER_SEC;
+	return bound;
+}
+
+static u64 perfclock_skew_bound(void)
+{
+	u64 bound;
+
+	if (perfclock.stable)
+		return 0;
+	bound = perfclock_unstable_skew_bound();
+	return max(bound, perfclock.measured_skew_ns);
+}
+
+/* Page writer; the seq protocol is documented in perfclock_ioctl.h. */
+static void perfclock_publish(void)
+{
+	struct perfclock_page *pg = perfclock.page;
+	u32 seq = pg->seq;
+	u32 flags = 0;
+
+	lockdep_assert_held(&perfclock.lock);
+
+	if (perfclock.tsc_valid)
+		flags |= PERFCLOCK_PAGE_TSC_VALID;
+	if (perfclock.stable)
+		flags |= PERFCLOCK_PAGE_SCHED_CLOCK_STABLE;
+
+	WRITE_ONCE(pg->seq, seq + 1);
+	/* Odd seq visible before the fields: pairs with the reader's second rmb. */
+	smp_wmb();
+
+	WRITE_ONCE(pg->version, PERFCLOCK_PAGE_VERSION);
+	WRITE_ONCE(pg->flags, flags);
+	WRITE_ONCE(pg->tsc_mult, perfclock.model.mult);
+	WRITE_ONCE(pg->tsc_shift, perfclock.model.shift);
+	WRITE_ONCE(pg->tsc_offset, perfclock.model.offset);
+	WRITE_ONCE(pg->coarse_cpu, raw_smp_processor_id());
+	WRITE_ONCE(pg->coarse_ns, local_clock());
+	WRITE_ONCE(pg->skew_bound_ns, perfclock_skew_bound());
+	WRITE_ONCE(pg->update_period_ns, ktime_to_ns(perfclock.period));
+	WRITE_ONCE(pg->update_count, pg->update_count + 1);
+
+	/* Fields visible before the even seq: pairs with the reader's first rmb. */
+	smp_wmb();
+	WRITE_ONCE(pg->seq, seq + 2);
+}
+
+#ifdef CONFIG_X86_TSC
+/* A bracket of local_clock() between two TSC reads, on this CPU. */
+struct perfclock_bracket {
+	u64 lo;		/* the model's offset is at least this */
+	u64 hi;		/* and at most this */
+};
+
+static void perfclock_tsc_bracket(const struct perfclock_tsc_model *m,
+				  struct perfclock_bracket *b)
+{
+	u64 t1, t2, now;
+
+	t1 = rdtsc_ordered();
+	now = local_clock();
+	t2 = rdtsc_ordered();
+
+	b->lo = now - mul_u64_u32_shr(t2, m->mult, m->shift);
+	b->hi = now - mul_u64_u32_shr(t1, m->mult, m->shift);
+}
+
+/* Intersection of @samples brackets; empty when lo > hi. */
+static void perfclock_tsc_brackets(const struct perfclock_tsc_model *m,
+				   struct perfclock_bracket *b, int samples)
+{
+	struct perfclock_bracket s;
+	unsigned long flags;
+	int i;
+
+	b->lo = 0;
+	b->hi = U64_MAX;
+	local_irq_save(flags);
+	for (i = 0; i < samples; i++) {
+		perfclock_tsc_bracket(m, &s);
+		b->lo = max(b->lo, s.lo);
+		b->hi = min(b->hi, s.hi);
+	}
+	local_irq_restore(flags);
+}
+
+/*
+ * Does the model give this CPU's local_clock(), never ahead of it and at
+ * most PERFCLOCK_TSC_TOLERANCE_NS behind? Both sides are exact: a bracket
+ * only ever widens with delays between the reads.
+ */
+static bool perfclock_tsc_bracket_ok(const struct perfclock_tsc_model *m,
+				     const struct perfclock_bracket *b)
+{
+	return m->offset <= b->hi &&
+	       m->offset + PERFCLOCK_TSC_TOLERANCE_NS >= b->lo;
+}
+
+/*
+ * Derive the model on the calling CPU. The scale is the kernel's own
+ * (set_cyc2ns_scale() in arch/x86/kernel/tsc.c computes it from tsc_khz
+ * the same way, and caps the shift at 31 for perf's user page); the
+ * offset is measured. Returns false when local_clock() is not a TSC
+ * conversion here: unstable sched_clock, a paravirt sched_clock, or a
+ * TSC the kernel gave up on.
+ */
+static bool perfclock_tsc_derive(struct perfclock_tsc_model *m)
+{
+	struct perfclock_bracket b;
+
+	if (!boot_cpu_has(X86_FEATURE_TSC) || check_tsc_unstable() || !tsc_khz)
+		return false;
+
+	m->khz = tsc_khz;
+	clocks_calc_mult_shift(&m->mult, &m->shift, m->khz, NSEC_PER_MSEC, 0);
+	if (m->shift == 32) {
+		m->shift = 31;
+		m->mult >>= 1;
+	}
+
+	perfclock_tsc_brackets(m, &b, PERFCLOCK_DERIVE_SAMPLES);
+	if (b.lo > b.hi || b.hi - b.lo > PERFCLOCK_TSC_TOLERANCE_NS)
+		return false;
+	/* The low side: the page never reads ahead of local_clock(). */
+	m->offset = b.lo;
+	return true;
+}
+
+struct perfclock_tsc_check {
+	const struct perfclock_tsc_model *model;
+	atomic_t failed;
+};
+
+static void perfclock_tsc_check_cpu(void *arg)
+{
+	struct perfclock_tsc_check *check = arg;
+	struct perfclock_bracket b;
+
+	perfclock_tsc_brackets(check->model, &b, PERFCLOCK_CHECK_SAMPLES);
+	if (!perfclock_tsc_bracket_ok(check->model, &b))
+		atomic_inc(&check->failed);
+}
+
+/* Derive the model here and prove it on every online CPU. */
+static bool perfclock_tsc_validate(struct perfclock_tsc_model *m)
+{
+	struct perfclock_tsc_check check = { .model = m };
+	int cpu;
+
+	if (!perfclock_tsc_derive(m))
+		return false;
+
+	cpus_read_lock();
+	for_each_online_cpu(cpu)
+		smp_call_function_single(cpu, perfclock_tsc_check_cpu, &check, 1);
+	cpus_read_unlock();
+
+	return !atomic_read(&check.failed);
+}
+
+/*
+ * Cheap check on the current CPU, from the timer and the hotplug
+ * callback: the TSC is still trusted by the kernel, its rate unchanged,
+ * and one bracket still agrees with the model.
+ */
+static bool perfclock_tsc_still_valid(void)
+{
+	const struct perfclock_tsc_model *m = &perfclock.model;
+	struct perfclock_bracket b;
+
+	lockdep_assert_held(&perfclock.lock);
+
+	if (check_tsc_unstable() || READ_ONCE(tsc_khz) != m->khz)
+		return false;
+	perfclock_tsc_bracket(m, &b);
+	return perfclock_tsc_bracket_ok(m, &b);
+}
+#else /* !CONFIG_X86_TSC */
+/* No page fast path off x86 yet: readers use the ioctl. */
+static bool perfclock_tsc_validate(struct perfclock_tsc_model *m)
+{
+	return false;
+}
+
+static bool perfclock_tsc_still_valid(void)
+{
+	return false;
+}
+#endif /* CONFIG_X86_TSC */
+
+/*
+ * Is local_clock() one clock for all CPUs? Without
+ * CONFIG_HAVE_UNSTABLE_SCHED_CLOCK it is sched_clock() itself. Otherwise
+ * the kernel's own answer, sched_clock_stable(), is not exported, so it is
+ * claimed only when proven: the TSC conversion matches local_clock() on
+ * every CPU with one offset (what perf's cap_user_time_zero also requires)
+ * and the load-time IPI check saw no CPU step back behind another.
+ */
+static bool perfclock_is_stable(void)
+{
+	lockdep_assert_held(&perfclock.lock);
+
+	if (!IS_ENABLED(CONFIG_HAVE_UNSTABLE_SCHED_CLOCK))
+		return true;
+	return perfclock.tsc_valid && !perfclock.measured_skew_ns;
+}
+
+/* Full revalidation, in process context. */
+static void perfclock_revalidate(void)
+{
+	struct perfclock_tsc_model model = {};
+	unsigned long flags;
+	bool valid;
+
+	lockdep_assert_held(&perfclock.mutex);
+
+	valid = perfclock_tsc_validate(&model);
+
+	raw_spin_lock_irqsave(&perfclock.lock, flags);
+	perfclock.model = model;
+	perfclock.tsc_valid = valid;
+	perfclock.stable = perfclock_is_stable();
+	perfclock_publish();
+	raw_spin_unlock_irqrestore(&perfclock.lock, flags);
+}
+
+static void perfclock_revalidate_work(struct work_struct *work)
+{
+	mutex_lock(&perfclock.mutex);
+	perfclock_revalidate();
+	mutex_unlock(&perfclock.mutex);
+}
+
+/* Called with perfclock.lock held when the fast path stops holding. */
+static void perfclock_invalidate(void)
+{
+	lockdep_assert_held(&perfclock.lock);
+
+	perfclock.tsc_valid = false;
+	perfclock.stable = perfclock_is_stable();
+	perfclock_publish();
+	/* Try again from process context, where every CPU can be checked. */
+	queue_work(system_unbound_wq, &perfclock.revalidate_work);
+}
+
+static enum hrtimer_restart perfclock_timer_fn(struct hrtimer *timer)
+{
+	raw_spin_lock(&perfclock.lock);
+	if (perfclock.tsc_valid && !perfclock_tsc_still_valid())
+		perfclock_invalidate();
+	else
+		perfclock_publish();
+	raw_spin_unlock(&perfclock.lock);
+
+	hrtimer_forward_now(timer, perfclock.period);
+	return HRTIMER_RESTART;
+}
+
+/* Runs on the CPU coming online: check the model there before trusting it. */
+static int perfclock_cpu_online(unsigned int cpu)
+{
+	unsigned long flags;
+
+	raw_spin_lock_irqsave(&perfclock.lock, flags);
+	if (perfclock.tsc_valid && !perfclock_tsc_still_valid())
+		perfclock_invalidate();
+	raw_spin_unlock_irqrestore(&perfclock.lock, flags);
+	return 0;
+}
+
+struct perfclock_skew_probe {
+	unsigned int peer;
+	u64 worst;
+};
+
+static void perfclock_read_clock(void *arg)
+{
+	*(u64 *)arg = local_clock();
+}
+
+/*
+ * From one CPU, ping @peer: read the clock here, have the peer read it
+ * in an IPI, read it here again. The peer's read happens after the first
+ * and before the second, so either going backwards is a cross-CPU step.
+ */
+static int perfclock_skew_probe_cpu(void *arg)
+{
+	struct perfclock_skew_probe *probe = arg;
+	u64 before, remote, after;
+	int i;
+
+	for (i = 0; i < PERFCLOCK_SKEW_ROUNDS; i++) {
+		preempt_disable();
+		before = local_clock();
+		if (smp_call_function_single(probe->peer, perfclock_read_clock,
+					     &remote, 1)) {
+			preempt_enable();
+			return 0;	/* peer went offline: nothing to learn */
+		}
+		after = local_clock();
+		preempt_enable();
+
+		if (before > remote)
+			probe->worst = max(probe->worst, before - remote);
+		if (remote > after)
+			probe->worst = max(probe->worst, remote - after);
+	}
+	return 0;
+}
+
+/* The largest backward step between any two online CPUs, by IPI ping-pong. */
+static u64 perfclock_measure_skew(void)
+{
+	struct perfclock_skew_probe probe;
+	unsigned int cpu, peer;
+	u64 worst = 0;
+
+	cpus_read_lock();
+	for_each_online_cpu(cpu) {
+		for_each_online_cpu(peer) {
+			if (peer == cpu)
+				continue;
+			probe.peer = peer;
+			probe.worst = 0;
+			smp_call_on_cpu(cpu, perfclock_skew_probe_cpu, &probe,
+					false);
+			worst = max(worst, probe.worst);
+		}
+	}
+	cpus_read_unlock();
+	return worst;
+}
+
+static int perfclock_open(struct inode *inode, struct file *file)
+{
+	mutex_lock(&perfclock.mutex);
+	if (!perfclock.users++) {
+		/* First user: bring the page up to date, then keep it so. */
+		perfclock_revalidate();
+		hrtimer_start(&perfclock.timer, perfclock.period,
+			      HRTIMER_MODE_REL_HARD);
+	}
+	mutex_unlock(&perfclock.mutex);
+	return 0;
+}
+
+/* Called on the last close of a file, after its last mapping is gone. */
+static int perfclock_release(struct inode *inode, struct file *file)
+{
+	mutex_lock(&perfclock.mutex);
+	if (!--perfclock.users)
+		hrtimer_cancel(&perfclock.timer);
+	mutex_unlock(&perfclock.mutex);
+	return 0;
+}
+
+static long perfclock_get_time(void __user *uarg)
+{
+	struct perfclock_time t;
+
+	memset(&t, 0, sizeof(t));
+	preempt_disable();
+	t.cpu = smp_processor_id();
+	t.ns = local_clock();
+	preempt_enable();
+	/* Lockless: a flag that flips concurrently is as good as a read before it. */
+	if (READ_ONCE(perfclock.stable))
+		t.flags |= PERFCLOCK_TIME_STABLE;
+
+	return copy_to_user(uarg, &t, sizeof(t)) ? -EFAULT : 0;
+}
+
+static long perfclock_get_info(void __user *uarg)
+{
+	struct perfclock_info info;
+	unsigned long flags;
+
+	memset(&info, 0, sizeof(info));
+	info.abi_version = PERFCLOCK_ABI_VERSION;
+	info.page_version = PERFCLOCK_PAGE_VERSION;
+	info.page_size = PAGE_SIZE;
+	info.update_period_ns = ktime_to_ns(perfclock.period);
+
+	raw_spin_lock_irqsave(&perfclock.lock, flags);
+	if (perfclock.stable)
+		info.flags |= PERFCLOCK_INFO_SCHED_CLOCK_STABLE;
+	if (perfclock.tsc_valid)
+		info.flags |= PERFCLOCK_INFO_PAGE_TSC_VALID;
+	info.skew_bound_ns = perfclock_skew_bound();
+	info.measured_skew_ns = perfclock.measured_skew_ns;
+	raw_spin_unlock_irqrestore(&perfclock.lock, flags);
+
+	return copy_to_user(uarg, &info, sizeof(info)) ? -EFAULT : 0;
+}
+
+static long perfclock_ioctl(struct file *file, unsigned int cmd,
+			    unsigned long arg)
+{
+	void __user *uarg = (void __user *)arg;
+
+	switch (cmd) {
+	case PERFCLOCK_IOC_GET_TIME:
+		return perfclock_get_time(uarg);
+	case PERFCLOCK_IOC_GET_INFO:
+		return perfclock_get_info(uarg);
+	default:
+		return -ENOTTY;
+	}
+}
+
+/*
+ * One page at offset 0, read-only for the life of the mapping. The
+ * mapping holds the file, so the module stays pinned until munmap().
+ */
+static int perfclock_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	if (vma->vm_pgoff || vma->vm_end - vma->vm_start != PAGE_SIZE)
+		return -EINVAL;
+	if (vma->vm_flags & (VM_WRITE | VM_EXEC))
+		return -EPERM;
+
+	vm_flags_clear(vma, VM_MAYWRITE | VM_MAYEXEC);
+	vm_flags_set(vma, VM_DONTEXPAND | VM_DONTDUMP);
+	return vm_insert_page(vma, vma->vm_start, virt_to_page(perfclock.page));
+}
+
+/* No .read/.write: the VFS answers both with -EINVAL. */
+static const struct file_operations perfclock_fops = {
+	.owner		= THIS_MODULE,
+	.open		= perfclock_open,
+	.release	= perfclock_release,
+	.unlocked_ioctl	= perfclock_ioctl,
+	.compat_ioctl	= compat_ptr_ioctl,
+	.mmap		= perfclock_mmap,
+};
+
+static struct miscdevice perfclock_misc = {
+	.minor	= MISC_DYNAMIC_MINOR,
+	.name	= "perfclock",
+	.fops	= &perfclock_fops,
+};
+
+static int __init perfclock_init(void)
+{
+	bool stable, tsc_valid;
+	unsigned long flags;
+	u64 skew_bound;
+	int ret;
+
+	if (mode & ~0777) {
+		pr_err("mode=%#o: only permission bits are allowed\n", mode);
+		return -EINVAL;
+	}
+	if (update_period_us < 100 || update_period_us > USEC_PER_SEC) {
+		pr_err("update_period_us=%u: must be within 100..1000000\n",
+		       update_period_us);
+		return -EINVAL;
+	}
+
+	perfclock.page = (struct perfclock_page *)get_zeroed_page(GFP_KERNEL);
+	if (!perfclock.page)
+		return -ENOMEM;
+
+	raw_spin_lock_init(&perfclock.lock);
+	mutex_init(&perfclock.mutex);
+	INIT_WORK(&perfclock.revalidate_work, perfclock_revalidate_work);
+	perfclock.period = ns_to_ktime((u64)update_period_us * NSEC_PER_USEC);
+	hrtimer_setup(&perfclock.timer, perfclock_timer_fn, CLOCK_MONOTONIC,
+		      HRTIMER_MODE_REL_HARD);
+
+	perfclock.measured_skew_ns = perfclock_measure_skew();
+	mutex_lock(&perfclock.mutex);
+	perfclock_revalidate();
+	mutex_unlock(&perfclock.mutex);
+
+	ret = cpuhp_setup_state_nocalls(CPUHP_AP_ONLINE_DYN, "misc/perfclock:online",
+					perfclock_cpu_online, NULL);
+	if (ret < 0)
+		goto free_page;
+	perfclock.hp_state = ret;
+
+	perfclock_misc.mode = mode;
+	ret = misc_register(&perfclock_misc);
+	if (ret)
+		goto remove_hp_state;
+
+	raw_spin_lock_irqsave(&perfclock.lock, flags);
+	stable = perfclock.stable;
+	tsc_valid = perfclock.tsc_valid;
+	skew_bound = perfclock_skew_bound();
+	raw_spin_unlock_irqrestore(&perfclock.lock, flags);
+	pr_info("sched_clock %s, page fast path %s, skew bound %llu ns (measured %llu ns)\n",
+		stable ? "stable" : "unstable", tsc_valid ? "on" : "off",
+		skew_bound, perfclock.measured_skew_ns);
+	return 0;
+
+remove_hp_state:
+	cpuhp_remove_state_nocalls(perfclock.hp_state);
+free_page:
+	cancel_work_sync(&perfclock.revalidate_work);
+	free_page((unsigned long)perfclock.page);
+	return ret;
+}
+
+static void __exit perfclock_exit(void)
+{
+	misc_deregister(&perfclock_misc);
+	cpuhp_remove_state_nocalls(perfclock.hp_state);
+	/* No file is open (the module is pinned while one is): the timer is off. */
+	hrtimer_cancel(&perfclock.timer);
+	cancel_work_sync(&perfclock.revalidate_work);
+	free_page((unsigned long)perfclock.page);
+}
+
+module_init(perfclock_init);
+module_exit(perfclock_exit);
+
+MODULE_DESCRIPTION("perf_clock() for user space: /dev/perfclock ioctl and clock page");
+MODULE_LICENSE("GPL");
+MODULE_VERSION(PERFCLOCK_VERSION);
