@@ -1,0 +1,68 @@
+#!/bin/bash
+# scripts/deps.sh GROUP... — install the Debian 12 packages a step needs.
+#
+# Groups: build vm lint user bench (any number, in any order).
+#
+# Idempotent: a package already in state "install ok installed" is left alone,
+# so a fully provisioned machine pays one dpkg-query call and nothing else.
+# For each missing package it says, on stderr:
+#   perfclock: installing PKG (GROUP)
+# then runs `apt-get update` once (the package lists of a fresh image are
+# often empty) and one `apt-get install` for everything missing.
+# Not root and something missing: fail, naming the packages, so the caller
+# knows exactly what to ask an administrator for.
+set -euo pipefail
+
+usage() {
+	echo "usage: $0 GROUP...   (groups: build vm lint user bench)" >&2
+	exit 64
+}
+
+# Package lists per group; kept here so the Makefile and .ci/run ask by
+# purpose, not by package name.
+group_pkgs() {
+	case "$1" in
+	build) echo gcc make libc6-dev kmod xz-utils linux-headers-cloud-amd64 sparse gcc-multilib g++ ;;
+	vm)    echo qemu-system-x86 busybox-static cpio linux-image-cloud-amd64 kmod ;;
+	lint)  echo linux-source-6.1 perl ;;
+	user)  echo liburcu-dev clang libclang-rt-14-dev valgrind ;;
+	bench) echo gnuplot-nox ;;
+	*)     echo "perfclock: unknown dependency group '$1'" >&2; usage ;;
+	esac
+}
+
+[ $# -gt 0 ] || usage
+
+declare -A seen=()
+missing=()
+missing_from=()
+for group in "$@"; do
+	pkgs=$(group_pkgs "$group")
+	for pkg in $pkgs; do
+		[ -z "${seen[$pkg]:-}" ] || continue
+		seen[$pkg]=1
+		# dpkg-query fails for a package dpkg never heard of; that is
+		# "missing" too, hence the || true.
+		status=$(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null || true)
+		if [ "$status" != "install ok installed" ]; then
+			missing+=("$pkg")
+			missing_from+=("$group")
+		fi
+	done
+done
+
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "perfclock: missing packages: ${missing[*]}" >&2
+	echo "perfclock: not root; run: sudo apt-get install --no-install-recommends ${missing[*]}" >&2
+	exit 1
+fi
+
+for i in "${!missing[@]}"; do
+	echo "perfclock: installing ${missing[$i]} (${missing_from[$i]})" >&2
+done
+export DEBIAN_FRONTEND=noninteractive
+# </dev/null: CI has no stdin, and apt must never wait on a prompt.
+apt-get update -q </dev/null >&2
+apt-get install -y -q --no-install-recommends "${missing[@]}" </dev/null >&2

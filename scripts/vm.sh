@@ -1,0 +1,248 @@
+#!/bin/bash
+# scripts/vm.sh — boot a kernel under QEMU (TCG) with a busybox initramfs and
+# run a payload in it.
+#
+# Usage:
+#   scripts/vm.sh --kernel VMLINUZ --payload DIR --out DIR
+#                 [--append "EXTRA CMDLINE"] [--smp 4] [--mem 1024]
+#                 [--timeout 300] [--modules-from /lib/modules/KVER]
+#
+#   --kernel        bzImage to boot (e.g. /boot/vmlinuz-6.1.0-57-cloud-amd64)
+#   --payload DIR   copied to /payload in the guest; must contain run.sh, which
+#                   the guest runs as /payload/run.sh with cwd /payload
+#   --out DIR       work/output directory (created): initramfs.cpio.gz,
+#                   console.log (ttyS0: kernel console), payload.log (ttyS1:
+#                   run.sh's stdout+stderr), qemu.log (QEMU's own stderr)
+#   --append        appended to the kernel command line (e.g. tsc=reliable)
+#   --smp/--mem     guest CPUs (default 4) and MiB of RAM (default 1024)
+#   --timeout       seconds for the whole guest run (default 300)
+#   --modules-from  a /lib/modules/KVER tree; its msr.ko (.ko or .ko.xz) is
+#                   copied, uncompressed, to /payload/extra/msr.ko
+#
+# Guest environment: proc, sysfs, devtmpfs, tracefs (/sys/kernel/tracing),
+# debugfs (/sys/kernel/debug, best effort), tmpfs /tmp; busybox applets on
+# PATH; stdin is /dev/null. After run.sh, /init writes
+#   PERFCLOCK-GUEST-DONE rc=<run.sh exit code>
+# to ttyS1 and powers off.
+#
+# Output: payload.log on stdout (carriage returns stripped; TAP passes
+# through). Diagnostics on stderr.
+#
+# Exit status (when several apply, all are reported on stderr and the most
+# serious wins, in this order):
+#   2  guest did not finish: timeout, or no completion marker (panic, QEMU
+#      failure, init died); the last 30 console lines are printed
+#   3  the kernel console shows a problem (WARNING:, BUG:, Oops, Call Trace:,
+#      panic, UBSAN/KASAN, lockdep, hung task, kmemleak, RCU stall, ...);
+#      the matching lines are printed with context
+#   1  run.sh exited non-zero (the tests failed)
+#   0  marker found with rc=0 and a clean console
+#  64  usage error
+#
+# Why TCG and these flags: /dev/kvm is present on the CI host but nested
+# guests hang, so we emulate (-accel tcg,thread=multi -cpu max). Both serial
+# ports go to files and stdin is /dev/null, so this runs unattended (CI has no
+# terminal) and the payload's TAP is never interleaved with kernel messages.
+set -euo pipefail
+
+die_usage() {
+	[ $# -eq 0 ] || echo "vm.sh: $*" >&2
+	sed -n '4,8p' "$0" | sed 's/^# \{0,1\}//' >&2
+	exit 64
+}
+
+kernel='' payload='' out='' append='' modules_from=''
+smp=4 mem=1024 timeout_s=300
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--kernel)       [ $# -ge 2 ] || die_usage "$1 needs a value"; kernel=$2; shift 2 ;;
+	--payload)      [ $# -ge 2 ] || die_usage "$1 needs a value"; payload=$2; shift 2 ;;
+	--out)          [ $# -ge 2 ] || die_usage "$1 needs a value"; out=$2; shift 2 ;;
+	--append)       [ $# -ge 2 ] || die_usage "$1 needs a value"; append=$2; shift 2 ;;
+	--smp)          [ $# -ge 2 ] || die_usage "$1 needs a value"; smp=$2; shift 2 ;;
+	--mem)          [ $# -ge 2 ] || die_usage "$1 needs a value"; mem=$2; shift 2 ;;
+	--timeout)      [ $# -ge 2 ] || die_usage "$1 needs a value"; timeout_s=$2; shift 2 ;;
+	--modules-from) [ $# -ge 2 ] || die_usage "$1 needs a value"; modules_from=$2; shift 2 ;;
+	-h|--help)      die_usage ;;
+	*)              die_usage "unknown argument: $1" ;;
+	esac
+done
+if [ -z "$kernel" ] || [ -z "$payload" ] || [ -z "$out" ]; then
+	die_usage "--kernel, --payload and --out are required"
+fi
+[ -r "$kernel" ] || die_usage "kernel $kernel not readable"
+[ -f "$payload/run.sh" ] || die_usage "$payload/run.sh missing"
+for n in "$smp" "$mem" "$timeout_s"; do
+	case "$n" in ''|*[!0-9]*) die_usage "not a number: $n" ;; esac
+done
+
+BUSYBOX=${BUSYBOX:-/bin/busybox}
+for tool in qemu-system-x86_64 cpio gzip timeout; do
+	command -v "$tool" >/dev/null ||
+		{ echo "vm.sh: $tool not found; run scripts/deps.sh vm" >&2; exit 2; }
+done
+# A dynamically linked busybox (package "busybox") would die in the guest
+# with no libc there; only busybox-static's works. A dynamic ELF has an
+# .interp section (a static one may still mention ld-linux in its strings).
+if [ ! -x "$BUSYBOX" ] || LC_ALL=C grep -q '\.interp' "$BUSYBOX"; then
+	echo "vm.sh: need a static $BUSYBOX; run scripts/deps.sh vm" >&2
+	exit 2
+fi
+
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+root=$out/initramfs.d
+initrd=$out/initramfs.cpio.gz
+console_log=$out/console.log
+payload_log=$out/payload.log
+qemu_log=$out/qemu.log
+
+# ---- initramfs -------------------------------------------------------------
+rm -rf "$root"
+mkdir -p "$root"/{bin,sbin,usr/bin,usr/sbin,dev,proc,sys,tmp,run,root,etc}
+cp "$BUSYBOX" "$root/bin/busybox"
+# One symlink per applet, at the path busybox itself reports (bin/sh,
+# usr/bin/taskset, ...). Symlinks cost nothing in the cpio.
+while read -r applet; do
+	[ "$applet" = bin/busybox ] || ln -sf /bin/busybox "$root/$applet"
+done < <("$BUSYBOX" --list-full)
+applets=$("$BUSYBOX" --list)
+for applet in sh mount mkdir cat echo dmesg insmod rmmod lsmod sleep poweroff \
+	grep ls chmod ln taskset nproc seq test tr cut head tail wc sync uname \
+	id timeout; do
+	# Match against a captured list: `busybox --list | grep -q` would
+	# die of SIGPIPE under pipefail when grep exits early.
+	grep -qx "$applet" <<<"$applets" ||
+		{ echo "vm.sh: $BUSYBOX lacks applet $applet" >&2; exit 2; }
+done
+# The kernel opens /dev/console for init before devtmpfs is mounted; without
+# the node it logs "unable to open an initial console". mknod needs root;
+# /init re-opens the console after mounting devtmpfs in any case.
+if [ "$(id -u)" -eq 0 ]; then
+	mknod -m 600 "$root/dev/console" c 5 1
+fi
+
+cp -a "$payload" "$root/payload"
+chmod +x "$root/payload/run.sh"
+if [ -n "$modules_from" ]; then
+	mkdir -p "$root/payload/extra"
+	msr=$modules_from/kernel/arch/x86/kernel/msr
+	# busybox insmod cannot decompress, so hand it a plain .ko.
+	if [ -f "$msr.ko" ]; then
+		cp "$msr.ko" "$root/payload/extra/msr.ko"
+	elif [ -f "$msr.ko.xz" ]; then
+		xz -dc "$msr.ko.xz" >"$root/payload/extra/msr.ko"
+	else
+		echo "vm.sh: note: no msr.ko under $modules_from" >&2
+	fi
+fi
+
+cat >"$root/init" <<'EOF'
+#!/bin/sh
+# perfclock guest init (generated by scripts/vm.sh).
+export PATH=/bin:/sbin:/usr/bin:/usr/sbin HOME=/root TERM=dumb
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev
+exec </dev/console >/dev/console 2>&1
+mount -t tmpfs -o mode=1777 tmpfs /tmp
+mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null ||
+	echo "init: tracefs mount failed"
+mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null || true
+# ttyS1 carries only the payload; raw mode so lines are not rewritten
+# (onlcr would turn \n into \r\n).
+stty -F /dev/ttyS1 raw -echo 2>/dev/null || true
+cd /payload
+rc=0
+if [ -x /payload/run.sh ]; then
+	/payload/run.sh </dev/null >/dev/ttyS1 2>&1 || rc=$?
+else
+	sh /payload/run.sh </dev/null >/dev/ttyS1 2>&1 || rc=$?
+fi
+echo "PERFCLOCK-GUEST-DONE rc=$rc" >/dev/ttyS1
+sync
+poweroff -f
+EOF
+chmod 755 "$root/init"
+
+# -R 0:0: files owned by root in the guest whoever builds the image.
+# gzip -1: the kernel unpacks it in a few ms either way; -1 builds fastest.
+(cd "$root" && find . -print0 | LC_ALL=C sort -z |
+	cpio --null -o -H newc -R 0:0 --quiet) | gzip -1 >"$initrd"
+
+# ---- boot --------------------------------------------------------------------
+# panic=-1: reboot at once on panic; with -no-reboot QEMU then exits, so a
+# panic costs seconds, not the whole timeout. No oops=panic: we want to see
+# everything that follows a warning. loglevel=7 so WARNING/Call Trace (level
+# 4) and info lines such as the TSC ones reach console.log.
+cmdline="console=ttyS0 panic=-1 loglevel=7 rdinit=/init"
+[ -z "$append" ] || cmdline="$cmdline $append"
+
+rm -f "$console_log" "$payload_log" "$qemu_log"
+: >"$console_log"
+: >"$payload_log"
+
+start=$(date +%s.%N)
+qemu_rc=0
+# -nodefaults: no VGA, NIC, floppy, CD-ROM or default monitor, so nothing
+# probes hardware we do not need. stdin from /dev/null: never touch a
+# terminal. timeout -k: SIGTERM first, SIGKILL 5 s later if QEMU hangs.
+timeout -k 5 "$timeout_s" qemu-system-x86_64 \
+	-nodefaults -no-user-config \
+	-accel tcg,thread=multi -cpu max -smp "$smp" -m "$mem" \
+	-nographic -display none -monitor none -no-reboot \
+	-kernel "$kernel" -initrd "$initrd" -append "$cmdline" \
+	-serial "file:$console_log" -serial "file:$payload_log" \
+	</dev/null 2>"$qemu_log" || qemu_rc=$?
+end=$(date +%s.%N)
+elapsed=$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.1f", b - a }')
+
+# ---- verdict -----------------------------------------------------------------
+# The marker is matched anywhere in a line: a payload whose last output
+# lacks a newline glues it to the end of that line.
+tr -d '\r' <"$payload_log" | sed -E 's/PERFCLOCK-GUEST-DONE rc=[0-9]+$//' | grep -v '^$' || true
+
+status=0
+note() { echo "vm.sh: $*" >&2; }
+raise() { # keep the most serious status: 2 > 3 > 1 > 0
+	local rank_new rank_old
+	rank() { case "$1" in 2) echo 3 ;; 3) echo 2 ;; 1) echo 1 ;; *) echo 0 ;; esac; }
+	rank_new=$(rank "$1"); rank_old=$(rank "$status")
+	[ "$rank_new" -le "$rank_old" ] || status=$1
+}
+
+marker=$(tr -d '\r' <"$payload_log" | grep -aoE 'PERFCLOCK-GUEST-DONE rc=[0-9]+$' | tail -n 1 || true)
+guest_rc=${marker#PERFCLOCK-GUEST-DONE rc=}
+
+if [ "$qemu_rc" -eq 124 ] || [ "$qemu_rc" -eq 137 ]; then
+	note "guest timed out after ${timeout_s}s"
+	raise 2
+elif [ "$qemu_rc" -ne 0 ]; then
+	note "qemu exited with status $qemu_rc"
+	sed 's/^/vm.sh: qemu: /' "$qemu_log" >&2
+	raise 2
+fi
+if [ -z "$marker" ]; then
+	note "no completion marker from the guest (kernel: $kernel, append: '$append')"
+	raise 2
+fi
+if [ "$status" -eq 2 ]; then
+	note "last 30 console lines:"
+	tr -d '\r' <"$console_log" | tail -n 30 | sed 's/^/vm.sh: console: /' >&2
+fi
+
+problems='WARNING:|BUG:|Oops|general protection fault|Kernel panic|Call Trace:|UBSAN:|KASAN:|possible circular locking|INFO: task .* blocked|kmemleak:.*unreferenced|RCU stall|watchdog: BUG'
+if tr -d '\r' <"$console_log" | grep -aEq "$problems"; then
+	note "kernel problems in $console_log:"
+	tr -d '\r' <"$console_log" | grep -aE -B 2 -A 15 "$problems" |
+		sed 's/^/vm.sh: console: /' >&2
+	raise 3
+fi
+
+if [ -n "$marker" ] && [ "$guest_rc" != 0 ]; then
+	note "payload run.sh exited with rc=$guest_rc"
+	raise 1
+fi
+
+note "guest finished in ${elapsed}s (status $status; logs in $out)"
+exit "$status"
