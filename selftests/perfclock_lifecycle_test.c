@@ -1,0 +1,208 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The module's life: unload is refused while the device is open or
+ * mapped and is clean after; bad parameters fail insmod cleanly; loading
+ * again works. Needs the module file (PERFCLOCK_KO, default
+ * /payload/perfclock.ko) and CAP_SYS_MODULE; it leaves the module loaded
+ * with its default parameters, as it found it.
+ */
+#define _GNU_SOURCE
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include "kselftest_harness.h"
+#include "perfclock_util.h"
+
+static const char *module_file(void)
+{
+	const char *ko = getenv("PERFCLOCK_KO");
+
+	return ko ? ko : "/payload/perfclock.ko";
+}
+
+static int module_unload(void)
+{
+	return syscall(SYS_delete_module, "perfclock", O_NONBLOCK) ? -errno : 0;
+}
+
+static int module_load(const char *params)
+{
+	int fd = open(module_file(), O_RDONLY | O_CLOEXEC);
+	int ret;
+
+	if (fd < 0)
+		return -errno;
+	ret = syscall(SYS_finit_module, fd, params, 0) ? -errno : 0;
+	close(fd);
+	return ret;
+}
+
+static int module_loaded(void)
+{
+	return access("/sys/module/perfclock", F_OK) == 0;
+}
+
+FIXTURE(mod) {
+	int have_ko;
+};
+
+/* SKIP() in a 6.1 harness setup does not stop the test body: each test asks. */
+#define SKIP_WITHOUT_KO() do {						\
+	if (!self->have_ko)						\
+		SKIP(return, "no module file %s (set PERFCLOCK_KO)",	\
+		     module_file());					\
+} while (0)
+
+FIXTURE_SETUP(mod)
+{
+	self->have_ko = !access(module_file(), R_OK);
+	if (self->have_ko && !module_loaded())
+		ASSERT_EQ(0, module_load(""));
+}
+
+/* Whatever a test did, leave the module loaded with defaults. */
+FIXTURE_TEARDOWN(mod)
+{
+	if (!module_loaded())
+		module_load("");
+}
+
+TEST_F(mod, unload_refused_while_open)
+{
+	int fd = pc_open(O_RDONLY);
+
+	SKIP_WITHOUT_KO();
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(-EWOULDBLOCK, module_unload());
+	EXPECT_TRUE(module_loaded());
+	/* The device still works after the refused attempt. */
+	EXPECT_NE(0, pc_now(fd));
+	close(fd);
+}
+
+TEST_F(mod, unload_refused_while_mapped)
+{
+	const struct perfclock_page *pg;
+	uint64_t count;
+	int fd = pc_open(O_RDONLY);
+
+	SKIP_WITHOUT_KO();
+	ASSERT_LE(0, fd);
+	pg = pc_map(fd);
+	ASSERT_NE(NULL, pg);
+	close(fd);
+
+	EXPECT_EQ(-EWOULDBLOCK, module_unload());
+	EXPECT_TRUE(module_loaded());
+	count = pg->update_count;
+	usleep(20000);
+	EXPECT_LT(count, pg->update_count);
+	pc_unmap(pg);
+}
+
+TEST_F(mod, unload_then_reload)
+{
+	struct perfclock_time t;
+	int fd;
+
+	SKIP_WITHOUT_KO();
+	ASSERT_EQ(0, module_unload());
+	EXPECT_FALSE(module_loaded());
+	EXPECT_EQ(-1, access(PC_DEVICE, F_OK));
+	EXPECT_EQ(ENOENT, errno);
+
+	ASSERT_EQ(0, module_load(""));
+	fd = pc_open(O_RDONLY);
+	ASSERT_LE(0, fd) TH_LOG("open after reload: %s", strerror(errno));
+	EXPECT_EQ(0, pc_time(fd, &t));
+	close(fd);
+}
+
+/* Out-of-range parameters fail insmod with -EINVAL and leave nothing behind. */
+TEST_F(mod, bad_parameters_rejected)
+{
+	const char *bad[] = {
+		"mode=01777",
+		"update_period_us=99",
+		"update_period_us=1000001",
+	};
+	size_t i;
+
+	SKIP_WITHOUT_KO();
+	ASSERT_EQ(0, module_unload());
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		EXPECT_EQ(-EINVAL, module_load(bad[i])) TH_LOG("%s", bad[i]);
+		EXPECT_FALSE(module_loaded());
+		EXPECT_EQ(-1, access(PC_DEVICE, F_OK));
+	}
+	ASSERT_EQ(0, module_load(""));
+}
+
+/* mode= sets the node's permissions; update_period_us= reaches the page. */
+TEST_F(mod, parameters_apply)
+{
+	struct perfclock_info info;
+	struct stat st;
+	int fd;
+
+	SKIP_WITHOUT_KO();
+	ASSERT_EQ(0, module_unload());
+	ASSERT_EQ(0, module_load("mode=0400 update_period_us=5000"));
+	ASSERT_EQ(0, stat(PC_DEVICE, &st));
+	EXPECT_EQ(0400, st.st_mode & 07777);
+	fd = pc_open(O_RDONLY);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, pc_info(fd, &info));
+	EXPECT_EQ(5000000, info.update_period_ns);
+	close(fd);
+	ASSERT_EQ(0, module_unload());
+	ASSERT_EQ(0, module_load(""));
+}
+
+/* A non-root user gets a read-only device when mode allows it, and no more. */
+TEST_F(mod, unprivileged_access)
+{
+	pid_t pid;
+	int status;
+
+	SKIP_WITHOUT_KO();
+	ASSERT_EQ(0, module_unload());
+	ASSERT_EQ(0, module_load("mode=0440"));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		/* nobody, no group: 0440 root:root denies it. */
+		if (setgid(65534) || setuid(65534))
+			_exit(10);
+		if (pc_open(O_RDONLY) >= 0 || errno != EACCES)
+			_exit(1);
+		_exit(0);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+
+	ASSERT_EQ(0, module_unload());
+	ASSERT_EQ(0, module_load(""));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		int fd;
+
+		if (setgid(65534) || setuid(65534))
+			_exit(10);
+		/* 0444: reading is allowed, writing is not. */
+		if (pc_open(O_RDWR) >= 0 || errno != EACCES)
+			_exit(2);
+		fd = pc_open(O_RDONLY);
+		if (fd < 0 || !pc_now(fd))
+			_exit(3);
+		_exit(0);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+}
+
+TEST_HARNESS_MAIN
