@@ -575,11 +575,11 @@ static int __init perfclock_init(void)
 	int ret;
 
 	if (mode & ~0777) {
-		pr_err("mode=%#o: only permission bits are allowed\n", mode);
+		pr_notice("mode=%#o: only permission bits are allowed\n", mode);
 		return -EINVAL;
 	}
 	if (update_period_us < 100 || update_period_us > USEC_PER_SEC) {
-		pr_err("update_period_us=%u: must be within 100..1000000\n",
+		pr_notice("update_period_us=%u: must be within 100..1000000\n",
 		       update_period_us);
 		return -EINVAL;
 	}

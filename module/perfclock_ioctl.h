@@ -44,7 +44,7 @@
 
 /* struct perfclock_time::flags */
 /* sched_clock was known stable at the read: the value is causal across CPUs. */
-#define PERFCLOCK_TIME_STABLE	(1U << 0)
+#define PERFCLOCK_TIME_STABLE	0x00000001U
 
 struct perfclock_time {
 	__u64 ns;	/* local_clock() in nanoseconds */
@@ -54,9 +54,9 @@ struct perfclock_time {
 
 /* struct perfclock_info::flags */
 /* sched_clock is stable: local_clock() is one clock for every CPU. */
-#define PERFCLOCK_INFO_SCHED_CLOCK_STABLE	(1U << 0)
+#define PERFCLOCK_INFO_SCHED_CLOCK_STABLE	0x00000001U
 /* The page currently offers the current time without a system call. */
-#define PERFCLOCK_INFO_PAGE_TSC_VALID		(1U << 1)
+#define PERFCLOCK_INFO_PAGE_TSC_VALID		0x00000002U
 
 struct perfclock_info {
 	__u32 abi_version;	/* PERFCLOCK_ABI_VERSION */
@@ -89,9 +89,9 @@ struct perfclock_info {
  * its current local_clock(). When clear, readers must use
  * PERFCLOCK_IOC_GET_TIME for the current time.
  */
-#define PERFCLOCK_PAGE_TSC_VALID		(1U << 0)
+#define PERFCLOCK_PAGE_TSC_VALID		0x00000001U
 /* Mirrors PERFCLOCK_INFO_SCHED_CLOCK_STABLE. */
-#define PERFCLOCK_PAGE_SCHED_CLOCK_STABLE	(1U << 1)
+#define PERFCLOCK_PAGE_SCHED_CLOCK_STABLE	0x00000002U
 
 /*
  * The clock page. Little-endian host layout, fixed offsets; new fields
