@@ -30,7 +30,7 @@ endif
 # What kbuild needs from us: the version, and any extra flags (W=1, C=1).
 KBUILD_ARGS := -C $(KDIR) M=$(CURDIR) KCFLAGS='$(KCFLAGS) -DPERFCLOCK_VERSION=\"$(VERSION)\"'
 
-.PHONY: all module user selftests check lint bench install clean kdir-check
+.PHONY: all module user selftests check check-kernel lint bench install clean kdir-check print-kdir
 
 all: module user selftests
 
@@ -41,17 +41,24 @@ kdir-check:
 	fi
 	@echo "perfclock: building against $(KDIR) ($(KDIR_FROM))"
 
+print-kdir:
+	@echo $(KDIR)
+
 module: kdir-check
 	$(MAKE) $(KBUILD_ARGS) modules
 
 user:
 	$(MAKE) -C user
 
-selftests: user
+selftests:
 	$(MAKE) -C selftests KDIR=$(KDIR)
 
 check:
 	KDIR=$(KDIR) scripts/check.sh
+
+# The kernel side alone: lint and the guest selftests.
+check-kernel:
+	KDIR=$(KDIR) scripts/check.sh lint guest
 
 lint: kdir-check
 	KDIR=$(KDIR) scripts/lint.sh

@@ -23,10 +23,10 @@ log_clean() {
 	bad=$(log_warnings)
 	[ -n "$2" ] && bad=$(echo "$bad" | grep -v -E "$2")
 	if [ -z "$bad" ]; then
-		echo "ok - kernel: log clean after $1"
+		echo "ok - log clean after $1"
 	else
 		echo "$bad" | sed 's/^/# /'
-		echo "not ok - kernel: log clean after $1"
+		echo "not ok - log clean after $1"
 		rc=1
 	fi
 }
@@ -44,12 +44,13 @@ else
 fi
 echo "# regime: $regime ($(cat $cs)), $(nproc) CPUs, $(uname -r)"
 
+echo "# === kernel"
 # The log check must be able to fail: it sees a warning-level line.
 echo '<4>perfclock selftest: log check probe' > /dev/kmsg
 if log_warnings | grep -q 'log check probe'; then
-	echo "ok - kernel: the log check sees a warning-level line"
+	echo "ok - the log check sees a warning-level line"
 else
-	echo "not ok - kernel: the log check sees a warning-level line"
+	echo "not ok - the log check sees a warning-level line"
 	rc=1
 fi
 
@@ -66,6 +67,7 @@ for t in perfclock_ioctl_test perfclock_ioctl_test_32 perfclock_page_test \
 	echo "# === $t"
 	"./$t" || rc=1
 done
+echo "# === kernel"
 # The kernel says this of the first unsigned out-of-tree module of a boot,
 # whatever the module; nothing else is allowed.
 log_clean "the selftests" 'loading out-of-tree module taints kernel|module verification failed: signature'
@@ -77,13 +79,14 @@ echo "# === perfclock_tsc_unstable_test"
 insmod /payload/extra/msr.ko allow_writes=on 2>/dev/null
 dmesg -c >/dev/null
 ./perfclock_tsc_unstable_test || rc=1
+echo "# === kernel"
 log_clean "the TSC-unstable test" 'TSC synchronization|TSC warp|turning off TSC clock'
 
 dmesg -c >/dev/null
 if rmmod perfclock; then
-	echo "ok - kernel: module unloads at the end"
+	echo "ok - module unloads at the end"
 else
-	echo "not ok - kernel: module unloads at the end"
+	echo "not ok - module unloads at the end"
 	rc=1
 fi
 log_clean "unload"

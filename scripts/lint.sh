@@ -1,0 +1,59 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# scripts/lint.sh — the kernel side's lint, as TAP lines:
+#   checkpatch --no-tree --strict -f on every kernel source,
+#   sparse (C=2) and W=1 over a module build, with no warning at all,
+#   the UAPI header compiled alone as C99, C11 and C++ with -pedantic.
+# KDIR must name the kernel build tree (the top Makefile passes it).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+: "${KDIR:?KDIR must name a kernel build tree}"
+KSRC=build/ksrc
+scripts/kernel-src.sh "$KSRC" >&2 || exit 1
+rc=0
+
+report() {	# report STATUS NAME [OUTPUT]
+	if [ "$1" -eq 0 ]; then
+		echo "ok - $2"
+	else
+		[ -n "${3:-}" ] && printf '%s\n' "$3" | sed 's/^/# /'
+		echo "not ok - $2"
+		rc=1
+	fi
+}
+
+for f in module/perfclock.c module/perfclock_ioctl.h module/compat.h; do
+	ignore=()
+	# compat.h holds the project's one LINUX_VERSION_CODE test (see there).
+	[ "$f" = module/compat.h ] && ignore=(--ignore LINUX_VERSION_CODE,CONSTANT_COMPARISON)
+	out=$(perl "$KSRC/scripts/checkpatch.pl" --no-tree --strict --quiet \
+		--show-types "${ignore[@]}" -f "$f" 2>&1)
+	report $? "checkpatch --strict $f" "$out"
+done
+
+# A full rebuild with sparse and W=1; any warning fails.
+out=$(make --no-print-directory module KDIR="$KDIR" C=2 W=1 2>&1)
+st=$?
+warnings=$(printf '%s\n' "$out" | grep -E 'warning:|error:' || true)
+[ $st -eq 0 ] && [ -z "$warnings" ]
+report $? "module builds clean with W=1 and sparse (C=2)" "$out"
+printf '%s\n' "$out" | grep -q 'CHECK.*perfclock.c'
+report $? "sparse actually ran over perfclock.c" "$out"
+
+hdr=module/perfclock_ioctl.h
+for std in c99 c11; do
+	out=$(printf '#include "%s"\nint main(void) { return sizeof(struct perfclock_page) != 4096; }\n' "$hdr" |
+		gcc -std=$std -Wall -Wextra -pedantic -Werror -I. -x c - -o /dev/null 2>&1)
+	report $? "$hdr compiles alone as $std -pedantic" "$out"
+done
+out=$(printf '#include "%s"\nint main() { return sizeof(perfclock_page) != 4096; }\n' "$hdr" |
+	g++ -Wall -Wextra -pedantic -Werror -I. -x c++ - -o /dev/null 2>&1)
+report $? "$hdr compiles alone as C++ -pedantic" "$out"
+# Only the two UAPI headers it is allowed to include.
+out=$(grep -E '^#include' "$hdr" | grep -v -E '<linux/(types|ioctl)\.h>')
+[ -z "$out" ]
+report $? "$hdr includes only <linux/types.h> and <linux/ioctl.h>" "$out"
+
+exit $rc
