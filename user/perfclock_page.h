@@ -127,21 +127,64 @@ static inline int perfclock_page_sample(const struct perfclock_page *pg,
 }
 
 /*
+ * One try at the current time from the page: 1 if it gave one, 0 if the
+ * page was being updated (retry), -EOPNOTSUPP if it offers no current
+ * time (use the ioctl).
+ */
+static inline int perfclock_page_try_now(const struct perfclock_page *pg,
+					 uint64_t *ns)
+{
+	uint64_t mult, offset, tsc;
+	uint32_t seq, shift, flags;
+
+	seq = __atomic_load_n(&pg->seq, __ATOMIC_ACQUIRE);
+	flags = __atomic_load_n(&pg->flags, __ATOMIC_RELAXED);
+	mult = __atomic_load_n(&pg->tsc_mult, __ATOMIC_RELAXED);
+	shift = __atomic_load_n(&pg->tsc_shift, __ATOMIC_RELAXED);
+	offset = __atomic_load_n(&pg->tsc_offset, __ATOMIC_RELAXED);
+	tsc = perfclock_rdtsc_ordered();
+	/* Orders the loads above before the seq re-check. */
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	/* An odd seq means an update was under way when we started. */
+	if (__atomic_load_n(&pg->seq, __ATOMIC_RELAXED) != seq || (seq & 1))
+		return 0;
+	if (!(flags & PERFCLOCK_PAGE_TSC_VALID))
+		return -EOPNOTSUPP;
+	/* The module keeps shift below 32; the mask only rules out UB. */
+	*ns = perfclock_tsc_to_ns(tsc, mult, shift & 63, offset);
+	return 1;
+}
+
+/* The retries, kept out of line so that the first try stays small. */
+static __attribute__((noinline, cold, unused)) int
+perfclock_page_read_now_retry(const struct perfclock_page *pg, uint64_t *ns)
+{
+	int tries, ret;
+
+	for (tries = 1; tries < PERFCLOCK_PAGE_MAX_RETRIES; tries++) {
+		perfclock_cpu_relax();
+		ret = perfclock_page_try_now(pg, ns);
+		if (ret)
+			return ret < 0 ? ret : 0;
+	}
+	return -EAGAIN;
+}
+
+/*
  * The current local_clock() from the page: 0, -EOPNOTSUPP when the page
- * cannot give the current time (use the ioctl), -EAGAIN as above.
+ * cannot give the current time (use the ioctl), -EAGAIN as above. The
+ * hot path of the library: perf's own user-page reader does no less.
  */
 static inline int perfclock_page_read_now(const struct perfclock_page *pg,
 					  uint64_t *ns)
 {
-	struct perfclock_page_sample s;
-	int err = perfclock_page_sample(pg, &s);
+	int ret = perfclock_page_try_now(pg, ns);
 
-	if (err)
-		return err;
-	if (!(s.flags & PERFCLOCK_PAGE_TSC_VALID))
-		return -EOPNOTSUPP;
-	*ns = s.now_ns;
-	return 0;
+	if (__builtin_expect(ret > 0, 1))
+		return 0;
+	if (ret < 0)
+		return ret;
+	return perfclock_page_read_now_retry(pg, ns);
 }
 
 #ifdef __cplusplus
