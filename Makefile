@@ -63,7 +63,7 @@ check-kernel:
 lint: kdir-check
 	KDIR=$(KDIR) scripts/lint.sh
 
-bench: all
+bench:
 	KDIR=$(KDIR) scripts/bench.sh
 
 install:

@@ -1,0 +1,48 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# scripts/bench.sh — what `make bench` runs. Benchmarks, not tests: they
+# print tables and assert nothing.
+#   1. the clock paths (bench/perfclock_bench.c), in one guest boot per
+#      clock regime, so that ratios within a boot compare paths;
+#   2. the library's queue throughput (make -C user bench), on the host.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+scripts/deps.sh build vm user bench >&2 || exit 1
+[ -n "${KDIR:-}" ] && [ -d "$KDIR" ] || KDIR=$(make -s --no-print-directory print-kdir)
+kver=$(sed -n 's/^#define UTS_RELEASE "\(.*\)"$/\1/p' "$KDIR/include/generated/utsrelease.h")
+make --no-print-directory KDIR="$KDIR" module >&2 || exit 1
+make --no-print-directory -C bench >&2 || exit 1
+
+payload=build/guest/bench
+rm -rf "$payload" && mkdir -p "$payload"
+cp build/bench/perfclock_bench module/perfclock.ko "$payload/"
+cat > "$payload/run.sh" <<'RUN'
+#!/bin/sh
+cd /payload || exit 1
+cs=/sys/devices/system/clocksource/clocksource0/current_clocksource
+regime=unstable
+if grep -q tsc=reliable /proc/cmdline; then
+	regime=stable
+	for _ in $(seq 100); do [ "$(cat $cs)" = tsc ] && break; sleep 0.1; done
+fi
+insmod perfclock.ko || exit 1
+./perfclock_bench $regime
+RUN
+chmod +x "$payload/run.sh"
+
+rc=0
+echo "== clock paths (guest, TCG: compare ratios within a regime only)"
+for regime in stable unstable; do
+	append=''
+	[ $regime = stable ] && append='tsc=reliable'
+	scripts/vm.sh --kernel "/boot/vmlinuz-$kver" --payload "$payload" \
+		--out "build/guest/bench-$regime" --append "$append" --timeout 600 || rc=1
+done
+
+if [ -f user/Makefile ]; then
+	echo "== library queue throughput (host)"
+	make --no-print-directory -C user bench || rc=1
+fi
+exit $rc
