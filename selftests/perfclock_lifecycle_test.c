@@ -205,4 +205,60 @@ TEST_F(mod, unprivileged_access)
 	EXPECT_EQ(0, WEXITSTATUS(status));
 }
 
+static int write_file(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = write(fd, s, strlen(s));
+	close(fd);
+	return n == (ssize_t)strlen(s) ? 0 : -errno;
+}
+
+/*
+ * A CPU that goes offline and comes back while the page is mapped: the
+ * hotplug callback checks it, and the clock still works there, the page
+ * agreeing with the ioctl on it.
+ */
+TEST_F(mod, cpu_hotplug_while_mapped)
+{
+	const struct perfclock_page *pg;
+	int cpus[CPU_SETSIZE], n, cpu, fd, fast;
+	char path[64];
+	uint64_t p, io;
+
+	SKIP_WITHOUT_KO();
+	n = pc_cpus(cpus, CPU_SETSIZE);
+	if (n < 2)
+		SKIP(return, "needs two CPUs");
+	cpu = cpus[n - 1];
+	snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/online", cpu);
+	if (access(path, W_OK))
+		SKIP(return, "cpu %d cannot be taken offline", cpu);
+
+	fd = pc_open(O_RDONLY);
+	ASSERT_LE(0, fd);
+	pg = pc_map(fd);
+	ASSERT_NE(NULL, pg);
+	fast = pc_page_fast(pg);
+
+	ASSERT_EQ(0, write_file(path, "0"));
+	ASSERT_EQ(0, write_file(path, "1"));
+	ASSERT_EQ(0, pc_pin(cpu));
+
+	/* The stable regime stays stable: the TSC did not change. */
+	EXPECT_EQ(fast, pc_page_fast(pg));
+	if (fast) {
+		ASSERT_EQ(0, pc_read_page(fd, pg, &p));
+		ASSERT_EQ(0, pc_read_ioctl(fd, pg, &io));
+		EXPECT_LE(p, io);
+	}
+	ASSERT_EQ(0, pc_read_ioctl(fd, pg, &io));
+	EXPECT_NE(0, io);
+	pc_unmap(pg);
+	close(fd);
+}
+
 TEST_HARNESS_MAIN
