@@ -94,6 +94,7 @@ static struct {
 	bool tsc_valid;
 	bool stable;
 	u64 measured_skew_ns;
+	u64 timer_lateness_ns;	/* high-water mark, see perfclock_skew_bound() */
 
 	/* Serializes open/release accounting and full revalidations. */
 	struct mutex mutex;
@@ -112,16 +113,22 @@ static struct {
  * where tick_gtod is ktime_get_ns() at that CPU's last sched_clock_tick()
  * (a global offset aside). So a CPU never reads more than TICK_NSEC ahead
  * of the gtod time of its last tick, hence of real time, and never less
- * than the gtod time of its last tick, which is at most one tick period
- * old on a CPU whose tick runs (an idle CPU ticks the clock again when an
- * interrupt wakes it: tick_nohz_stop_idle() -> sched_clock_idle_wakeup_event()).
- * A read on CPU B after a read on CPU A is therefore at most
- * TICK_NSEC + TICK_NSEC below it. A nohz_full CPU running user space
- * ticks only once a second: add that when nohz_full is in use.
+ * than the gtod time of its last tick. On a CPU whose tick runs, that
+ * tick is at most one period plus the tick's lateness old (an idle CPU
+ * ticks the clock again when an interrupt wakes it: tick_nohz_stop_idle()
+ * -> sched_clock_idle_wakeup_event()). A read on CPU B after a read on
+ * CPU A is therefore at most 2 * TICK_NSEC + lateness below it.
+ *
+ * The lateness is near zero on bare metal but not in an overcommitted
+ * virtual machine, where a vCPU's timer interrupts can arrive tens of
+ * milliseconds late: the module measures it on its own hrtimer, which is
+ * delivered like the tick, and keeps the worst value seen since load. A
+ * nohz_full CPU running user space ticks only once a second: add that
+ * when nohz_full is in use.
  */
 static u64 perfclock_unstable_skew_bound(void)
 {
-	u64 bound = 2 * (u64)TICK_NSEC;
+	u64 bound = 2 * (u64)TICK_NSEC + perfclock.timer_lateness_ns;
 
 	if (tick_nohz_full_enabled())
 		bound += NSEC_PER_SEC;
@@ -372,7 +379,11 @@ static void perfclock_invalidate(void)
 
 static enum hrtimer_restart perfclock_timer_fn(struct hrtimer *timer)
 {
+	s64 late = ktime_to_ns(ktime_sub(ktime_get(), hrtimer_get_expires(timer)));
+
 	raw_spin_lock(&perfclock.lock);
+	if (late > 0 && (u64)late > perfclock.timer_lateness_ns)
+		perfclock.timer_lateness_ns = late;
 	if (perfclock.tsc_valid && !perfclock_tsc_still_valid())
 		perfclock_invalidate();
 	else
@@ -537,6 +548,7 @@ static long perfclock_get_info(void __user *uarg)
 		info.flags |= PERFCLOCK_INFO_PAGE_TSC_VALID;
 	info.skew_bound_ns = perfclock_skew_bound();
 	info.measured_skew_ns = perfclock.measured_skew_ns;
+	info.timer_lateness_ns = perfclock.timer_lateness_ns;
 	raw_spin_unlock_irqrestore(&perfclock.lock, flags);
 
 	return copy_to_user(uarg, &info, sizeof(info)) ? -EFAULT : 0;

@@ -66,18 +66,25 @@ struct perfclock_info {
 	/*
 	 * A read of local_clock() on one CPU made after (in the sense of
 	 * happens-before) a read on another CPU is smaller by at most this
-	 * many nanoseconds. 0 when sched_clock is stable.
+	 * many nanoseconds. 0 when sched_clock is stable. Otherwise it can
+	 * grow over time (see timer_lateness_ns): re-read it each round.
 	 */
 	__u64 skew_bound_ns;
 	/* The page's coarse value is refreshed at least this often. */
 	__u64 update_period_ns;
 	/*
 	 * Largest backward step the module itself observed between CPUs
-	 * when it last checked (IPI ping-pong at load). Informational;
-	 * never larger than skew_bound_ns.
+	 * (IPI ping-pong at load). Never larger than skew_bound_ns.
 	 */
 	__u64 measured_skew_ns;
-	__u64 reserved[4];	/* zero */
+	/*
+	 * Worst lateness of the module's own periodic hrtimer seen since
+	 * load: how late timer interrupts, the scheduler tick among them,
+	 * have been delivered here. The unstable-regime skew bound grows
+	 * with it (a CPU whose tick is late lags by as much).
+	 */
+	__u64 timer_lateness_ns;
+	__u64 reserved[3];	/* zero */
 };
 
 #define PERFCLOCK_IOC_GET_TIME	_IOR(PERFCLOCK_IOC_MAGIC, 0x01, struct perfclock_time)
