@@ -1,0 +1,444 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * perfclock_stress: the clock under many threads, built on liburcu.
+ *
+ * Clock torture, the many-CPU version of the kernel's
+ * tools/testing/selftests/timers/inconsistency-check.c: one reader thread
+ * per CPU and per path (exact best read, ioctl, lower bound) reads the
+ * clock in a tight loop and publishes its latest (value, cpu) through an
+ * RCU-protected record. Before each batch of reads a reader observes
+ * another thread's record; checker threads observe every record. Any
+ * exact read made after observing a value must not be below it by more
+ * than the advertised skew bound (by nothing, when the clock is global).
+ * Each exact path must also be monotonic per thread, and a lower bound
+ * must never be above an exact read made after it.
+ *
+ * At the same time, other processes stress the device: open/close,
+ * mmap/munmap, fork with the page mapped, each result checked.
+ *
+ * Bounded in time (--seconds); stops by itself; prints one TAP line per
+ * property and exits non-zero on any violation.
+ *
+ * usage: perfclock_stress [--seconds S] [--clock perfclock|monotonic]
+ *                         [--device PATH] [--no-device-stress]
+ *                         [--inject-skew NS]
+ *
+ * --inject-skew makes one CPU's exact reads NS more than the bound late, to show that the
+ * checks catch a clock that steps back across CPUs (the run must fail).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <urcu/urcu-memb.h>
+
+#include "../user/libperfclock.h"
+
+#define BATCH		16	/* reads per observation */
+#define MAX_THREADS	1024
+
+enum path { PATH_EXACT, PATH_IOCTL, PATH_LOWER, NPATHS };
+
+static const char *const path_name[NPATHS] = {
+	[PATH_EXACT] = "exact (perfclock_read)",
+	[PATH_IOCTL] = "ioctl",
+	[PATH_LOWER] = "lower bound",
+};
+
+struct record {
+	uint64_t value;
+	int cpu;
+	struct rcu_head rcu;
+};
+
+struct reader {
+	pthread_t thread;
+	int cpu;		/* -1: a checker, not pinned */
+	enum path path;
+	struct record *latest;	/* RCU-protected */
+	uint64_t reads;
+	uint64_t violations;	/* beyond the bound */
+	uint64_t worst_step;	/* largest backward step seen, ns */
+	uint64_t monotonic_violations;
+	int error;
+};
+
+static struct perfclock *clk;
+static uint64_t bound;
+/* --inject-skew: one CPU's exact reads run this far beyond the bound behind (self-test). */
+static uint64_t inject_skew;
+static int inject_cpu = -1;
+static _Atomic int stop;
+static struct reader readers[MAX_THREADS];
+static int nreaders;
+
+static void free_record(struct rcu_head *head)
+{
+	free(caa_container_of(head, struct record, rcu));
+}
+
+static int read_path(enum path path, uint64_t *ns)
+{
+	switch (path) {
+	case PATH_EXACT:
+		return perfclock_read(clk, ns);
+	case PATH_IOCTL:
+		return perfclock_read_ioctl(clk, ns);
+	default:
+		return perfclock_read_lower_bound(clk, ns);
+	}
+}
+
+static void publish(struct reader *r, uint64_t value)
+{
+	struct record *rec = malloc(sizeof(*rec)), *old;
+
+	if (!rec) {
+		r->error = -ENOMEM;
+		return;
+	}
+	rec->value = value;
+	rec->cpu = r->cpu;
+	old = rcu_xchg_pointer(&r->latest, rec);
+	if (old)
+		urcu_memb_call_rcu(&old->rcu, free_record);
+}
+
+/* The largest value published by the readers in [from, to). */
+static uint64_t observe(int from, int to)
+{
+	uint64_t seen = 0;
+	int i;
+
+	urcu_memb_read_lock();
+	for (i = from; i < to; i++) {
+		struct record *rec = rcu_dereference(readers[i].latest);
+
+		if (rec && rec->value > seen)
+			seen = rec->value;
+	}
+	urcu_memb_read_unlock();
+	return seen;
+}
+
+static void check_step(struct reader *r, uint64_t seen, uint64_t mine)
+{
+	uint64_t step;
+
+	if (seen <= mine)
+		return;
+	step = seen - mine;
+	if (step > r->worst_step)
+		r->worst_step = step;
+	if (step > bound)
+		r->violations++;
+}
+
+static void pin(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+}
+
+static void *reader_fn(void *arg)
+{
+	struct reader *r = arg;
+	int self = r - readers, other = self;
+	uint64_t seen, mine = 0, prev = 0;
+	int k;
+
+	pin(r->cpu);
+	urcu_memb_register_thread();
+	while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
+		/* Another thread's value, observed before this batch. */
+		other = (other + 1) % nreaders;
+		seen = observe(other, other + 1);
+		for (k = 0; k < BATCH; k++) {
+			if (read_path(r->path, &mine)) {
+				r->error = -EIO;
+				goto out;
+			}
+			if (r->cpu == inject_cpu && r->path != PATH_LOWER)
+				mine -= bound + inject_skew;
+			if (r->path != PATH_LOWER) {
+				check_step(r, seen, mine);
+				if (mine < prev)
+					r->monotonic_violations++;
+				prev = mine;
+			}
+		}
+		r->reads += BATCH;
+		publish(r, mine);
+	}
+out:
+	urcu_memb_unregister_thread();
+	return NULL;
+}
+
+/* Observes every reader, then reads the exact clock: nothing may be ahead. */
+static void *checker_fn(void *arg)
+{
+	struct reader *r = arg;
+	uint64_t seen, mine;
+
+	urcu_memb_register_thread();
+	while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
+		seen = observe(0, nreaders);
+		if (perfclock_read(clk, &mine)) {
+			r->error = -EIO;
+			break;
+		}
+		check_step(r, seen, mine);
+		r->reads++;
+	}
+	urcu_memb_unregister_thread();
+	return NULL;
+}
+
+/*
+ * Another process hammering the device for the same time: each loop
+ * opens, maps, reads the page, forks a child that reads it too, unmaps
+ * and closes. Returns through its exit status.
+ */
+static int device_stress(const char *path, double seconds, int seed)
+{
+	struct timespec t0, t;
+	long iter = 0;
+
+	srand(seed);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		size_t len = sysconf(_SC_PAGESIZE);
+		volatile const uint32_t *page;
+		pid_t pid;
+		int status;
+
+		if (fd < 0)
+			return 10;
+		page = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
+		if (page == MAP_FAILED)
+			return 11;
+		if (rand() & 1)
+			close(fd);	/* the mapping keeps the device */
+		if (page[1] != 1)	/* perfclock_page::version */
+			return 12;
+		if (!(iter % 16)) {
+			pid = fork();
+			if (pid < 0)
+				return 13;
+			if (!pid)
+				_exit(page[1] == 1 ? 0 : 1);
+			if (waitpid(pid, &status, 0) != pid || status)
+				return 14;
+		}
+		if (munmap((void *)page, len))
+			return 15;
+		close(fd);
+		iter++;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	} while ((t.tv_sec - t0.tv_sec) + (t.tv_nsec - t0.tv_nsec) / 1e9 < seconds);
+	return 0;
+}
+
+static int tap(int ok, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static int tap(int ok, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("%s - stress: ", ok ? "ok" : "not ok");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+	return !ok;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "seconds", required_argument, NULL, 's' },
+		{ "clock", required_argument, NULL, 'c' },
+		{ "device", required_argument, NULL, 'd' },
+		{ "no-device-stress", no_argument, NULL, 'n' },
+		{ "inject-skew", required_argument, NULL, 'i' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *clock_name = "perfclock", *device = NULL;
+	struct perfclock_clock_info info;
+	double seconds = 5;
+	int device_stressors = 2, failed = 0, ncpus, cpu, i, p, opt;
+	int first_checker, nthreads;
+	uint64_t final_bound;
+	pid_t stressors[8];
+	cpu_set_t set;
+
+	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (opt) {
+		case 's': seconds = atof(optarg); break;
+		case 'c': clock_name = optarg; break;
+		case 'd': device = optarg; break;
+		case 'n': device_stressors = 0; break;
+		case 'i': inject_skew = strtoull(optarg, NULL, 0); break;
+		default:
+			fprintf(stderr, "usage: %s [--seconds S] [--clock perfclock|monotonic] [--device PATH] [--no-device-stress]\n",
+				argv[0]);
+			return 2;
+		}
+	}
+	if (!strcmp(clock_name, "monotonic")) {
+		clk = perfclock_open_clockid(CLOCK_MONOTONIC);
+		device_stressors = 0;
+	} else if (!strcmp(clock_name, "perfclock")) {
+		clk = perfclock_open(device);
+	} else {
+		fprintf(stderr, "perfclock_stress: unknown clock '%s'\n", clock_name);
+		return 2;
+	}
+	if (!clk) {
+		fprintf(stderr, "perfclock_stress: cannot open the %s clock: %s%s\n",
+			clock_name, strerror(errno),
+			errno == ENOENT ? " (load perfclock.ko, or use --clock monotonic)" : "");
+		return 2;
+	}
+	if (perfclock_get_info(clk, &info)) {
+		fprintf(stderr, "perfclock_stress: perfclock_get_info failed\n");
+		return 2;
+	}
+	bound = info.skew_bound_ns;
+
+	sched_getaffinity(0, sizeof(set), &set);
+	ncpus = CPU_COUNT(&set);
+	for (cpu = 0; inject_skew && cpu < CPU_SETSIZE; cpu++)
+		if (CPU_ISSET(cpu, &set))
+			inject_cpu = cpu;	/* the last CPU */
+	if (inject_skew)
+		printf("# self-test: cpu %d's exact reads are made the bound + %llu ns late\n",
+		       inject_cpu, (unsigned long long)inject_skew);
+	printf("# clock %s, %d CPUs, skew bound %llu ns, page fast path %s, %.1f s\n",
+	       clock_name, ncpus, (unsigned long long)bound,
+	       info.flags & PERFCLOCK_CLOCK_PAGE_TSC_VALID ? "on" : "off", seconds);
+
+	for (i = 0; i < device_stressors; i++) {
+		stressors[i] = fork();
+		if (!stressors[i])
+			_exit(device_stress(device ? device : "/dev/perfclock", seconds, i + 1));
+	}
+
+	for (cpu = 0; cpu < CPU_SETSIZE; cpu++) {
+		if (!CPU_ISSET(cpu, &set))
+			continue;
+		for (p = 0; p < NPATHS && nreaders < MAX_THREADS - ncpus; p++) {
+			/* The clockid backend has no ioctl. */
+			if (p == PATH_IOCTL && info.backend != PERFCLOCK_BACKEND_DEVICE)
+				continue;
+			readers[nreaders].cpu = cpu;
+			readers[nreaders].path = p;
+			nreaders++;
+		}
+	}
+	/* Checkers: one per two CPUs, unpinned, after the readers they watch. */
+	first_checker = nreaders;
+	nthreads = nreaders + (ncpus + 1) / 2;
+
+	for (i = first_checker; i < nthreads; i++)
+		readers[i].cpu = -1;
+	for (i = 0; i < nthreads; i++)
+		pthread_create(&readers[i].thread, NULL,
+			       i < first_checker ? reader_fn : checker_fn, &readers[i]);
+	usleep(seconds * 1e6);
+	atomic_store(&stop, 1);
+	for (i = 0; i < nthreads; i++)
+		pthread_join(readers[i].thread, NULL);
+
+	/*
+	 * The module's bound grows with the timer lateness it sees: judge
+	 * the worst step against the bound it advertises now, and report
+	 * how many steps exceeded the bound known at the start.
+	 */
+	if (perfclock_get_info(clk, &info) == 0 && info.skew_bound_ns > bound) {
+		printf("# skew bound grew from %llu to %llu ns during the run\n",
+		       (unsigned long long)bound, (unsigned long long)info.skew_bound_ns);
+	}
+	final_bound = info.skew_bound_ns;
+	for (p = 0; p < NPATHS; p++) {
+		uint64_t reads = 0, viol = 0, worst = 0, mono = 0;
+		int threads = 0, errors = 0;
+
+		for (i = 0; i < first_checker; i++) {
+			if (readers[i].path != (enum path)p)
+				continue;
+			threads++;
+			reads += readers[i].reads;
+			viol += readers[i].violations;
+			mono += readers[i].monotonic_violations;
+			errors += !!readers[i].error;
+			if (readers[i].worst_step > worst)
+				worst = readers[i].worst_step;
+		}
+		if (!threads)
+			continue;
+		if (p == PATH_LOWER) {
+			/* Not "now": only the checkers can judge these. */
+			failed |= tap(!errors && reads,
+				      "%s: %d threads, %.0f reads/s published for the checkers, %d errors",
+				      path_name[p], threads, reads / seconds, errors);
+			continue;
+		}
+		failed |= tap(worst <= final_bound && !mono && !errors && reads,
+			      "%s: %d threads, %.0f reads/s, worst backward step %llu ns (bound %llu ns; %llu steps beyond the bound at start), %llu non-monotonic, %d errors",
+			      path_name[p], threads, reads / seconds,
+			      (unsigned long long)worst, (unsigned long long)final_bound,
+			      (unsigned long long)viol, (unsigned long long)mono, errors);
+	}
+	{
+		uint64_t reads = 0, viol = 0, worst = 0;
+		int errors = 0;
+
+		for (i = first_checker; i < nthreads; i++) {
+			reads += readers[i].reads;
+			viol += readers[i].violations;
+			errors += !!readers[i].error;
+			if (readers[i].worst_step > worst)
+				worst = readers[i].worst_step;
+		}
+		failed |= tap(worst <= final_bound && !errors && reads,
+			      "checkers: %d threads, %llu checks, worst published value ahead of a later read %llu ns (bound %llu ns; %llu beyond the bound at start)",
+			      nthreads - first_checker, (unsigned long long)reads,
+			      (unsigned long long)worst, (unsigned long long)final_bound,
+			      (unsigned long long)viol);
+	}
+	for (i = 0; i < device_stressors; i++) {
+		int status = -1;
+
+		waitpid(stressors[i], &status, 0);
+		failed |= tap(WIFEXITED(status) && !WEXITSTATUS(status),
+			      "device stress process %d (open/mmap/fork/munmap/close): exit status %d",
+			      i, WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+	}
+
+	urcu_memb_barrier();
+	for (i = 0; i < nthreads; i++)
+		free(readers[i].latest);
+	perfclock_close(clk);
+	return failed;
+}
