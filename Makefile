@@ -3,14 +3,24 @@
 # perfclock: the module, the library, the selftests, and the checks.
 #
 #   make                 build everything for the kernel picked below
+#   make demo            the live demo: every flush rule on the same real
+#                        events (in QEMU guests when this kernel can't load
+#                        modules); installs missing packages
 #   make check           lint, host tests, and the selftests in QEMU guests
 #                        (both clock regimes); installs missing packages
 #   make bench           benchmarks (guest clock paths, library queue)
 #   make install         library, headers, pkg-config (PREFIX=, DESTDIR=)
+#   make dkms-install    install the module with DKMS (root; KERNELRELEASE=
+#                        for one kernel, else every kernel with headers)
+#   make dkms-remove     remove it from DKMS
+#   make dkms-deb        a perfclock-dkms .deb (dh_dkms) in build/dkms/
+#   make check-dkms      DKMS on cloud-amd64, amd64 and rt-amd64, each
+#                        module booted and tested in QEMU (root)
 #
 # The kernel tree: KDIR= wins; else KERNELRELEASE= (as DKMS passes it)
 # gives /lib/modules/$(KERNELRELEASE)/build; else the running kernel's
-# headers if installed; else the newest installed Debian headers.
+# headers if installed; else the newest installed Debian headers (the
+# cloud flavour among equals).
 
 VERSION := $(shell cat $(CURDIR)/VERSION)
 
@@ -23,14 +33,17 @@ else ifneq ($(wildcard /lib/modules/$(shell uname -r)/build),)
 KDIR := /lib/modules/$(shell uname -r)/build
 KDIR_FROM := the running kernel
 else
-KDIR := $(shell ls -d /usr/src/linux-headers-*-* 2>/dev/null | grep -v -- '-common$$' | sort -V | tail -n 1)
+# Among the newest, the cloud flavour: it boots fastest in the test guest.
+KDIR := $(shell ls -d /usr/src/linux-headers-*-* 2>/dev/null | grep -v -- '-common$$' | \
+	sed 's/-cloud-amd64$$/-zzcloud-amd64/' | sort -V | tail -n 1 | sed 's/-zzcloud-amd64$$/-cloud-amd64/')
 KDIR_FROM := the newest installed Debian headers
 endif
 
 # What kbuild needs from us: the version, and any extra flags (W=1, C=1).
 KBUILD_ARGS := -C $(KDIR) M=$(CURDIR) KCFLAGS='$(KCFLAGS) -DPERFCLOCK_VERSION=\"$(VERSION)\"'
 
-.PHONY: all module user selftests check check-kernel lint bench install clean kdir-check print-kdir
+.PHONY: all module user selftests demo check check-kernel lint bench install clean kdir-check print-kdir \
+	dkms-install dkms-remove dkms-deb check-dkms
 
 all: module user selftests
 
@@ -53,6 +66,9 @@ user:
 selftests:
 	$(MAKE) -C selftests KDIR=$(KDIR)
 
+demo:
+	KDIR=$(KDIR) scripts/demo.sh
+
 check:
 	KDIR=$(KDIR) scripts/check.sh
 
@@ -68,6 +84,18 @@ bench:
 
 install:
 	$(MAKE) -C user install
+
+dkms-install:
+	scripts/dkms.sh install $(KERNELRELEASE)
+
+dkms-remove:
+	scripts/dkms.sh remove
+
+dkms-deb:
+	scripts/dkms.sh deb
+
+check-dkms:
+	scripts/check-dkms.sh
 
 clean:
 	-[ -d "$(KDIR)" ] && $(MAKE) $(KBUILD_ARGS) clean

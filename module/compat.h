@@ -4,14 +4,18 @@
  * shim names the kernel version that changed the API. Supported range:
  * see BUILD_EXCLUSIVE_KERNEL_MIN in dkms.conf and the README.
  *
- * APIs used as they are, with no shim needed across the range:
+ * APIs used as they are, with no shim needed across the range (the
+ * whole list, with sources, is docs/kernel-compat.md):
  *  - local_clock(): a static inline calling the exported sched_clock_cpu()
  *    up to 6.1, an exported function from 6.2 ("sched/clock: Make
  *    local_clock() noinstr"); callable from a module either way.
  *  - misc_register()/misc_deregister() and struct miscdevice::mode.
- *  - compat_ptr_ioctl() (5.5).
+ *  - compat_ptr_ioctl() (5.5); user_write_access_begin() (5.8, the
+ *    oldest API here, hence the 5.10 floor in dkms.conf).
+ *  - tick_nohz_full_enabled(): reads tick_nohz_full_running, exported
+ *    to modules since 5.5 (Debian's kernels set CONFIG_NO_HZ_FULL).
  *  - file_operations::mmap: still supported next to the newer
- *    ::mmap_prepare (6.17), which a later shim may adopt.
+ *    ::mmap_prepare (6.16), which a later shim may adopt.
  */
 #ifndef PERFCLOCK_COMPAT_H
 #define PERFCLOCK_COMPAT_H
@@ -19,6 +23,7 @@
 #include <linux/hrtimer.h>
 #include <linux/mm.h>
 #include <linux/version.h>
+#include <linux/workqueue.h>
 
 /*
  * The one version test. checkpatch rightly discourages LINUX_VERSION_CODE
@@ -30,10 +35,25 @@
 	(LINUX_VERSION_CODE < KERNEL_VERSION(a, b, c))
 
 /*
+ * A distribution kernel may backport an API and keep its old version
+ * number. Red Hat's does, and says so: its linux/version.h defines
+ * RHEL_RELEASE_CODE. No other kernel defines it.
+ */
+#if defined(RHEL_RELEASE_CODE) && defined(RHEL_RELEASE_VERSION)
+#define PERFCLOCK_RHEL_AT_LEAST(a, b) \
+	(RHEL_RELEASE_CODE >= RHEL_RELEASE_VERSION(a, b))
+#else
+#define PERFCLOCK_RHEL_AT_LEAST(a, b) 0
+#endif
+
+/*
  * 6.3 made vma->vm_flags read-only outside mm/ and added vm_flags_set()
  * and vm_flags_clear() ("mm: introduce vma->vm_flags wrapper functions").
+ * RHEL 9.5 backported both to its 5.14 kernel, where defining them again
+ * fails ("redefinition of 'vm_flags_set'"). They are static inlines with
+ * no macro to test for, so a version test it is.
  */
-#if PERFCLOCK_KERNEL_BEFORE(6, 3, 0)
+#if PERFCLOCK_KERNEL_BEFORE(6, 3, 0) && !PERFCLOCK_RHEL_AT_LEAST(9, 5)
 static inline void vm_flags_set(struct vm_area_struct *vma, unsigned long flags)
 {
 	vma->vm_flags |= flags;
@@ -48,16 +68,33 @@ static inline void vm_flags_clear(struct vm_area_struct *vma,
 
 /*
  * 6.13 added hrtimer_setup(), which sets the callback at init time;
- * hrtimer_init() was removed in 6.15.
+ * hrtimer_init() was removed in 6.15. The shim has a name of its own and
+ * a macro maps hrtimer_setup to it, so that a kernel with a backported
+ * hrtimer_setup() and an older version number (as RHEL does with timer
+ * APIs) gets no second definition: hrtimer_init() is still there.
  */
 #if PERFCLOCK_KERNEL_BEFORE(6, 13, 0)
-static inline void hrtimer_setup(struct hrtimer *timer,
-				 enum hrtimer_restart (*function)(struct hrtimer *),
-				 clockid_t clock_id, enum hrtimer_mode mode)
+static inline void
+perfclock_hrtimer_setup(struct hrtimer *timer,
+			enum hrtimer_restart (*function)(struct hrtimer *),
+			clockid_t clock_id, enum hrtimer_mode mode)
 {
 	hrtimer_init(timer, clock_id, mode);
 	timer->function = function;
 }
+
+#define hrtimer_setup perfclock_hrtimer_setup
+#endif
+
+/*
+ * 6.17 added system_dfl_wq, the new name of system_unbound_wq ("workqueue:
+ * Add system_percpu_wq and system_dfl_wq"); the old name is to be removed
+ * in a later release. Code written against the new name builds on older
+ * kernels through this alias (a repeated extern declaration, if a kernel
+ * backports the variable, is harmless).
+ */
+#if PERFCLOCK_KERNEL_BEFORE(6, 17, 0)
+#define system_dfl_wq system_unbound_wq
 #endif
 
 #endif /* PERFCLOCK_COMPAT_H */

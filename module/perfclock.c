@@ -374,7 +374,7 @@ static void perfclock_invalidate(void)
 	perfclock.stable = perfclock_is_stable();
 	perfclock_publish();
 	/* Try again from process context, where every CPU can be checked. */
-	queue_work(system_unbound_wq, &perfclock.revalidate_work);
+	queue_work(system_dfl_wq, &perfclock.revalidate_work);
 }
 
 static enum hrtimer_restart perfclock_timer_fn(struct hrtimer *timer)

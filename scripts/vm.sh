@@ -6,6 +6,7 @@
 #   scripts/vm.sh --kernel VMLINUZ --payload DIR --out DIR
 #                 [--append "EXTRA CMDLINE"] [--smp 4] [--mem 1024]
 #                 [--timeout 300] [--modules-from /lib/modules/KVER]
+#                 [--extra-root DIR]
 #
 #   --kernel        bzImage to boot (e.g. /boot/vmlinuz-6.1.0-57-cloud-amd64)
 #   --payload DIR   copied to /payload in the guest; must contain run.sh, which
@@ -18,6 +19,10 @@
 #   --timeout       seconds for the whole guest run (default 300)
 #   --modules-from  a /lib/modules/KVER tree; its msr.ko (.ko or .ko.xz) is
 #                   copied, uncompressed, to /payload/extra/msr.ko
+#   --extra-root    a directory copied over the guest's root file system, so
+#                   its files land at the same paths in the guest (e.g.
+#                   DIR/lib/modules/KVER/updates/dkms/perfclock.ko and
+#                   DIR/lib/modules/KVER/modules.dep, for modprobe)
 #
 # Guest environment: proc, sysfs, devtmpfs, tracefs (/sys/kernel/tracing),
 # debugfs (/sys/kernel/debug, best effort), tmpfs /tmp; busybox applets on
@@ -47,11 +52,11 @@ set -euo pipefail
 
 die_usage() {
 	[ $# -eq 0 ] || echo "vm.sh: $*" >&2
-	sed -n '4,8p' "$0" | sed 's/^# \{0,1\}//' >&2
+	sed -n '4,9p' "$0" | sed 's/^# \{0,1\}//' >&2
 	exit 64
 }
 
-kernel='' payload='' out='' append='' modules_from=''
+kernel='' payload='' out='' append='' modules_from='' extra_root=''
 smp=4 mem=1024 timeout_s=300
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -63,6 +68,7 @@ while [ $# -gt 0 ]; do
 	--mem)          [ $# -ge 2 ] || die_usage "$1 needs a value"; mem=$2; shift 2 ;;
 	--timeout)      [ $# -ge 2 ] || die_usage "$1 needs a value"; timeout_s=$2; shift 2 ;;
 	--modules-from) [ $# -ge 2 ] || die_usage "$1 needs a value"; modules_from=$2; shift 2 ;;
+	--extra-root)   [ $# -ge 2 ] || die_usage "$1 needs a value"; extra_root=$2; shift 2 ;;
 	-h|--help)      die_usage ;;
 	*)              die_usage "unknown argument: $1" ;;
 	esac
@@ -72,6 +78,7 @@ if [ -z "$kernel" ] || [ -z "$payload" ] || [ -z "$out" ]; then
 fi
 [ -r "$kernel" ] || die_usage "kernel $kernel not readable"
 [ -f "$payload/run.sh" ] || die_usage "$payload/run.sh missing"
+[ -z "$extra_root" ] || [ -d "$extra_root" ] || die_usage "--extra-root $extra_root is not a directory"
 for n in "$smp" "$mem" "$timeout_s"; do
 	case "$n" in ''|*[!0-9]*) die_usage "not a number: $n" ;; esac
 done
@@ -124,6 +131,8 @@ fi
 
 cp -a "$payload" "$root/payload"
 chmod +x "$root/payload/run.sh"
+# After the base layout, so its files win; before /init, which stays ours.
+[ -z "$extra_root" ] || cp -a "$extra_root/." "$root/"
 if [ -n "$modules_from" ]; then
 	mkdir -p "$root/payload/extra"
 	msr=$modules_from/kernel/arch/x86/kernel/msr

@@ -1,0 +1,287 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# scripts/check-dkms.sh — what `make check-dkms` runs: perfclock through
+# DKMS on each Debian 12 kernel flavour, for real.
+#
+#   1. installs what is missing (dkms, dh-dkms, and the image and headers of
+#      every flavour), saying what it installs, or that nothing was missing;
+#   2. builds the selftests the guest runs (make -C selftests, into
+#      build/selftests);
+#   3. scripts/dkms.sh install (what `make dkms-install` runs): dkms add,
+#      then dkms build + install for every flavour's kernel; checks that the
+#      .ko is in /lib/modules/<kver>/updates/dkms with the tree's VERSION and
+#      the kernel's vermagic, and that depmod's index resolves perfclock to
+#      it; checks that dkms refuses a kernel below the supported minimum;
+#   4. boots each flavour's /boot/vmlinuz-<kver> under QEMU (scripts/vm.sh),
+#      with tsc=reliable (stable sched_clock) and without (unstable), with
+#      the installed .ko and the host's modules.dep etc. at their real paths
+#      under /lib/modules/<kver>; the guest (scripts/dkms-guest.sh) loads it
+#      with modprobe, runs the selftests against it, and modprobe -r's it;
+#   5. scripts/dkms.sh remove (`make dkms-remove`): dkms remove --all, then
+#      checks that nothing is left: no /var/lib/dkms/perfclock, no
+#      /usr/src/perfclock-*, no perfclock.ko and no modules.dep line under
+#      /lib/modules;
+#   6. the .deb: scripts/dkms.sh deb, dpkg -i (its postinst builds and
+#      installs through dkms), checks, dpkg --purge, and the same
+#      nothing-left checks.
+#
+# Environment: FLAVOURS (default "cloud-amd64 amd64 rt-amd64"), REGIMES
+# (default "stable unstable"), GUEST_TIMEOUT (seconds per boot, default
+# 300), DEB=0 to skip step 6.
+#
+# Output: TAP, one line per result, ending "N passed, N failed" and the
+# elapsed time; exit status non-zero if anything failed. Needs root. Leaves
+# no perfclock behind in dkms, /usr/src or /lib/modules (whatever was there
+# before is removed first, and said so). Not removed: packages it installed,
+# and the key pair dkms 3.0 creates to sign modules (/var/lib/dkms/mok.key,
+# mok.pub), which is dkms's own and shared by every DKMS module.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+top=$(pwd)
+
+FLAVOURS=${FLAVOURS:-cloud-amd64 amd64 rt-amd64}
+REGIMES=${REGIMES:-stable unstable}
+GUEST_TIMEOUT=${GUEST_TIMEOUT:-300}
+DEB=${DEB:-1}
+version=$(cat VERSION)
+out=build/dkms
+log=$out/log
+t0=$(date +%s)
+n=0 passed=0 failed=0
+
+result() {	# result STATUS DESCRIPTION
+	n=$((n + 1))
+	if [ "$1" -eq 0 ]; then
+		passed=$((passed + 1)); echo "ok $n - $2"
+	else
+		failed=$((failed + 1)); echo "not ok $n - $2"
+	fi
+}
+
+check() {	# check DESCRIPTION COMMAND...: result of running COMMAND
+	local desc=$1
+	shift
+	"$@" >/dev/null 2>&1
+	result $? "$desc"
+}
+
+# Renumber a guest's TAP into this run; $1 prefixes every description.
+collect() {
+	local prefix=$1 file=$2 program='' line desc
+	while IFS= read -r line; do
+		case "$line" in
+		"# === "*) program="${line#\# === }: "; echo "$line" ;;
+		"ok"*|"not ok"*)
+			desc=$(echo "$line" | sed -E 's/^(not )?ok( [0-9]+)?( -)? ?//')
+			case "$line" in
+			"not ok"*) result 1 "$prefix: $program$desc" ;;
+			*) result 0 "$prefix: $program$desc" ;;
+			esac
+			;;
+		"TAP version"*|[0-9]*..[0-9]*) ;;
+		"#"*) echo "$line" ;;
+		*) echo "# $line" ;;
+		esac
+	done <"$file"
+}
+
+finish() {
+	local t=$(($(date +%s) - t0))
+	echo "1..$n"
+	echo "# check-dkms took $((t / 60))m$((t % 60))s"
+	echo "$passed passed, $failed failed"
+	[ "$failed" -eq 0 ]
+	exit
+}
+
+# Nothing of perfclock left in dkms, /usr/src or /lib/modules.
+check_nothing_left() {	# $1 prefixes the descriptions
+	local left
+	check "$1: no /var/lib/dkms/$name" test ! -e /var/lib/dkms/perfclock
+	left=$(ls -d /usr/src/perfclock-* 2>/dev/null)
+	result $([ -z "$left" ]; echo $?) "$1: no /usr/src/perfclock-*${left:+ ($left)}"
+	left=$(find /lib/modules -name 'perfclock.ko*' 2>/dev/null)
+	result $([ -z "$left" ]; echo $?) "$1: no perfclock.ko under /lib/modules${left:+ ($left)}"
+	left=$(grep -l perfclock /lib/modules/*/modules.dep 2>/dev/null)
+	result $([ -z "$left" ]; echo $?) "$1: no modules.dep mentions perfclock${left:+ ($left)}"
+}
+
+name=perfclock
+echo "TAP version 13"
+if [ "$(id -u)" -ne 0 ]; then
+	result 1 "setup: running as root (dkms and apt need it)"
+	finish
+fi
+mkdir -p "$log"
+
+# ---- 1. packages ----------------------------------------------------------------
+pkgs=(dkms)
+[ "$DEB" = 0 ] || pkgs+=(dh-dkms debhelper dpkg-dev)
+for f in $FLAVOURS; do
+	pkgs+=("linux-image-$f" "linux-headers-$f")
+done
+missing=()
+for p in "${pkgs[@]}"; do
+	[ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)" = "install ok installed" ] ||
+		missing+=("$p")
+done
+st=0
+if [ ${#missing[@]} -eq 0 ]; then
+	echo "# packages: all ${#pkgs[@]} present (${pkgs[*]}); nothing installed"
+else
+	echo "# packages: installing ${missing[*]}"
+	{ apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
+		--no-install-recommends "${missing[@]}"; } </dev/null >"$log/apt.log" 2>&1 || st=$?
+	[ $st -eq 0 ] || tail -n 20 "$log/apt.log" | sed 's/^/# /'
+fi
+# The selftests need the kselftest harness (linux-source) and a compiler.
+scripts/deps.sh build vm lint >"$log/deps.log" 2>&1 || st=$?
+sed 's/^/# /' "$log/deps.log"
+result $st "setup: packages installed"
+[ $st -eq 0 ] || finish
+
+# Each flavour's kernel release, from its meta package's dependency
+# (linux-image-rt-amd64 depends on linux-image-6.1.0-57-rt-amd64).
+declare -A kver=()
+kvers=()
+for f in $FLAVOURS; do
+	k=$(dpkg-query -W -f='${Depends}' "linux-image-$f" | tr ',' '\n' |
+		sed -n 's/^ *linux-image-\([^ ]*\).*/\1/p' | head -n 1)
+	kver[$f]=$k
+	kvers+=("$k")
+	st=0
+	[ -n "$k" ] && [ -r "/boot/vmlinuz-$k" ] && [ -e "/lib/modules/$k/build/Makefile" ] || st=1
+	result $st "setup: $f is kernel ${k:-?} with /boot/vmlinuz-${k:-?} and its headers"
+done
+[ "$failed" -eq 0 ] || finish
+
+if [ "$(dpkg-query -W -f='${Status}' $name-dkms 2>/dev/null)" = "install ok installed" ]; then
+	echo "# the $name-dkms package is installed (an earlier run?): purging it first"
+	DEBIAN_FRONTEND=noninteractive dpkg --purge $name-dkms >"$log/pre-purge.log" 2>&1
+fi
+if [ -e /var/lib/dkms/$name ] || ls -d /usr/src/$name-* >/dev/null 2>&1; then
+	echo "# perfclock was already known to dkms or in /usr/src: removing it first"
+	dkms status $name | sed 's/^/# /'
+	scripts/dkms.sh remove >"$log/pre-remove.log" 2>&1
+fi
+
+# ---- 2. selftests -----------------------------------------------------------------
+# Only the programs the guest runs: the DKMS test does not depend on the
+# other selftests (stress, fuzz, ...) building.
+tests="perfclock_ioctl_test perfclock_ioctl_test_32 perfclock_page_test perfclock_clock_test perfclock_lifecycle_test"
+make --no-print-directory -C selftests $(for t in $tests; do echo "$top/build/selftests/$t"; done) \
+	>"$log/selftests.log" 2>&1
+st=$?
+[ $st -eq 0 ] || tail -n 30 "$log/selftests.log" | sed 's/^/# /'
+result $st "build: make -C selftests ($tests)"
+[ $st -eq 0 ] || finish
+
+# ---- 3. dkms add, build, install ------------------------------------------------
+t=$(date +%s)
+scripts/dkms.sh install "${kvers[@]}" >"$log/install.log" 2>&1
+st=$?
+[ $st -eq 0 ] || tail -n 40 "$log/install.log" | sed 's/^/# /'
+result $st "dkms: scripts/dkms.sh install (dkms add, build, install for ${kvers[*]}) in $(($(date +%s) - t))s"
+[ $st -eq 0 ] || { scripts/dkms.sh remove >/dev/null 2>&1; finish; }
+
+for f in $FLAVOURS; do
+	k=${kver[$f]}
+	ko=/lib/modules/$k/updates/dkms/$name.ko
+	check "dkms $f: dkms status says $name/$version installed on $k" \
+		grep -q "^$name/$version, $k, [^:]*: installed" <(dkms status $name)
+	check "dkms $f: $ko exists" test -f "$ko"
+	v=$(modinfo -F version "$ko" 2>/dev/null)
+	result $([ "$v" = "$version" ]; echo $?) "dkms $f: its version is VERSION ($version; got '$v')"
+	v=$(modinfo -F vermagic "$ko" 2>/dev/null)
+	result $([ "${v%% *}" = "$k" ]; echo $?) "dkms $f: its vermagic is $k (got '${v%% *}')"
+	check "dkms $f: modules.dep has updates/dkms/$name.ko" \
+		grep -q "^updates/dkms/$name\.ko:" "/lib/modules/$k/modules.dep"
+	v=$(modprobe -S "$k" --show-depends $name 2>/dev/null)
+	result $([ "$v" = "insmod $ko " ] || [ "$v" = "insmod $ko" ]; echo $?) \
+		"dkms $f: modprobe -S $k resolves $name to it ($v)"
+done
+
+# Below the minimum (dkms.conf's BUILD_EXCLUSIVE_*), dkms must refuse to
+# build, with its "excluded" status 77, before looking for headers.
+dkms build -m $name -v "$version" -k 5.4.0-99-amd64 >"$log/exclusive.log" 2>&1
+st=$?
+result $([ $st -eq 77 ]; echo $?) "dkms: refuses kernel 5.4.0-99-amd64, below the minimum 5.10 (exit $st, want 77)"
+
+# ---- 4. the installed module in each flavour's kernel ---------------------------
+for f in $FLAVOURS; do
+	k=${kver[$f]}
+	g=$out/guest/$f
+	rm -rf "$g"
+	mkdir -p "$g/payload" "$g/root/lib/modules/$k/updates/dkms"
+	for t in $tests; do cp "build/selftests/$t" "$g/payload/"; done
+	cp scripts/dkms-guest.sh "$g/payload/run.sh"
+	cp VERSION "$g/payload/VERSION"
+	cp "/lib/modules/$k/updates/dkms/$name.ko" "$g/root/lib/modules/$k/updates/dkms/"
+	cp /lib/modules/"$k"/modules.* "$g/root/lib/modules/$k/"
+	for regime in $REGIMES; do
+		append=''
+		[ "$regime" = stable ] && append=tsc=reliable
+		t=$(date +%s)
+		scripts/vm.sh --kernel "/boot/vmlinuz-$k" --payload "$g/payload" \
+			--extra-root "$g/root" --out "$g/$regime" --append "$append" \
+			--timeout "$GUEST_TIMEOUT" >"$log/guest-$f-$regime.tap" 2>"$log/guest-$f-$regime.err"
+		st=$?
+		before=$n
+		collect "guest $f $regime" "$log/guest-$f-$regime.tap"
+		[ $st -eq 0 ] || sed 's/^/# /' "$log/guest-$f-$regime.err"
+		# vm.sh: 0 clean, 1 tests failed, 2 guest did not finish, 3 kernel problem.
+		finished=1 clean=1
+		case $st in 0|1|3) finished=0 ;; esac
+		case $st in 0|1) clean=0 ;; esac
+		[ $((n - before)) -ge 20 ] || finished=1
+		result $finished "guest $f $regime: $k boots, runs every test to the end ($((n - before)) results, $(($(date +%s) - t))s)"
+		result $clean "guest $f $regime: kernel console has no WARNING, BUG, Oops or lockdep report"
+	done
+done
+
+# ---- 5. dkms remove ---------------------------------------------------------------
+scripts/dkms.sh remove >"$log/remove.log" 2>&1
+st=$?
+[ $st -eq 0 ] || tail -n 20 "$log/remove.log" | sed 's/^/# /'
+result $st "dkms: scripts/dkms.sh remove (dkms remove $name/$version --all)"
+check_nothing_left "dkms remove"
+
+# ---- 6. the .deb ------------------------------------------------------------------
+[ "$DEB" != 0 ] || finish
+deb=$(scripts/dkms.sh deb "$out" 2>"$log/deb-build.err")
+st=$?
+[ $st -eq 0 ] || sed 's/^/# /' "$log/deb-build.err"
+result $st "deb: scripts/dkms.sh deb builds ${deb:-perfclock-dkms}"
+[ $st -eq 0 ] || finish
+dpkg-deb -c "$deb" >"$log/deb-contents.txt"
+for p in "usr/src/$name-$version/dkms.conf" "usr/src/$name-$version/Makefile" \
+	"usr/src/$name-$version/module/perfclock.c" "lib/udev/rules.d/60-perfclock.rules" \
+	"usr/lib/sysusers.d/perfclock-dkms.conf"; do
+	check "deb: contains /$p" grep -q " \./$p\$" "$log/deb-contents.txt"
+done
+had_group=0
+getent group perfclock >/dev/null && had_group=1
+DEBIAN_FRONTEND=noninteractive dpkg -i "$deb" >"$log/deb-install.log" 2>&1
+st=$?
+[ $st -eq 0 ] || tail -n 30 "$log/deb-install.log" | sed 's/^/# /'
+result $st "deb: dpkg -i $(basename "$deb")"
+grep -E '^(Building for|Building initial|.*installed|Module build)' "$log/deb-install.log" | sed 's/^/# /'
+installed=$(dkms status $name 2>/dev/null | grep -c ": installed")
+result $([ "$installed" -ge 1 ]; echo $?) "deb: its postinst built and installed $name through dkms ($installed kernels)"
+left=$(find /lib/modules -path '*/updates/dkms/perfclock.ko' | head -n 1)
+result $([ -n "$left" ]; echo $?) "deb: ${left:-no perfclock.ko} is installed"
+check "deb: the perfclock group exists (sysusers.d)" getent group perfclock
+DEBIAN_FRONTEND=noninteractive dpkg --purge perfclock-dkms >"$log/deb-purge.log" 2>&1
+st=$?
+[ $st -eq 0 ] || tail -n 30 "$log/deb-purge.log" | sed 's/^/# /'
+result $st "deb: dpkg --purge perfclock-dkms"
+check "deb: the package is gone" test -z "$(dpkg-query -W -f='${Status}' perfclock-dkms 2>/dev/null | grep -v not-installed)"
+check "deb: the udev rule is gone" test ! -e /lib/udev/rules.d/60-perfclock.rules
+check_nothing_left "dpkg --purge"
+# Debian leaves system groups behind on purge, by policy; this test made it.
+if [ "$had_group" = 0 ] && getent group perfclock >/dev/null; then
+	groupdel perfclock && echo "# removed the perfclock group the test's package created"
+fi
+
+finish

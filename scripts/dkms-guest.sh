@@ -1,0 +1,105 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# Runs inside the test guest as /payload/run.sh for scripts/check-dkms.sh:
+# the module DKMS installed on the host, at its installed path
+# /lib/modules/$(uname -r)/updates/dkms/perfclock.ko with the host's
+# depmod output next to it, is loaded with modprobe (not insmod), checked
+# to be the version in /payload/VERSION, exercised by the selftests, and
+# unloaded with modprobe -r. Prints TAP ("ok - ..." / "not ok - ...").
+
+cd /payload || exit 1
+kver=$(uname -r)
+ko=/lib/modules/$kver/updates/dkms/perfclock.ko
+want=$(cat /payload/VERSION)
+cs=/sys/devices/system/clocksource/clocksource0/current_clocksource
+rc=0
+# Printed once per boot when the host deschedules a vCPU thread in the
+# middle of the timer interrupt: TCG guests on a busy 2-core host (two
+# guests at once) print it whatever the module does.
+noise='hrtimer: interrupt took [0-9]+ ns'
+
+check() {	# check DESCRIPTION COMMAND...
+	desc=$1
+	shift
+	if "$@"; then
+		echo "ok - $desc"
+	else
+		echo "not ok - $desc"
+		rc=1
+	fi
+}
+
+# Kernel log lines at warning level or above (busybox dmesg has no -l).
+log_warnings() {
+	dmesg -r | awk -F'[<>]' '/^</ && $2 % 8 <= 4'
+}
+
+# Nothing at warning level or above since the log was last cleared,
+# except lines matching $2.
+log_clean() {
+	bad=$(log_warnings)
+	[ -n "$2" ] && bad=$(echo "$bad" | grep -v -E "$2")
+	if [ -z "$bad" ]; then
+		echo "ok - log clean after $1"
+	else
+		echo "$bad" | sed 's/^/# /'
+		echo "not ok - log clean after $1"
+		rc=1
+	fi
+}
+
+if grep -q 'tsc=reliable' /proc/cmdline; then
+	regime=stable
+	# Let the switch from tsc-early to tsc happen before measuring.
+	for _ in $(seq 100); do
+		[ "$(cat $cs)" = tsc ] && break
+		sleep 0.1
+	done
+else
+	regime=unstable
+fi
+echo "# regime: $regime ($(cat $cs)), $(nproc) CPUs, $kver"
+echo "# kernel: $(cat /proc/version)"
+
+echo "# === dkms module"
+check "kernel $kver has the DKMS module at $ko" test -f "$ko"
+check "modules.dep lists updates/dkms/perfclock.ko" \
+	grep -q '^updates/dkms/perfclock\.ko:' "/lib/modules/$kver/modules.dep"
+check "the module is not loaded before modprobe" test ! -e /sys/module/perfclock
+
+dmesg -c >/dev/null
+if modprobe perfclock; then
+	echo "ok - modprobe perfclock"
+else
+	echo "not ok - modprobe perfclock"
+	exit 1
+fi
+dmesg | sed -n 's/^.*\(perfclock: .*\)$/# \1/p'
+have=$(cat /sys/module/perfclock/version 2>/dev/null)
+check "loaded module version is $want (got '$have')" test "$have" = "$want"
+check "/dev/perfclock is a character device" test -c /dev/perfclock
+# The file modprobe loaded, not some other copy: its srcversion matches.
+src_file=$(modinfo -F srcversion "$ko" 2>/dev/null)
+src_live=$(cat /sys/module/perfclock/srcversion 2>/dev/null)
+check "the loaded module is the file at $ko (srcversion $src_live)" \
+	test -n "$src_live" -a "$src_file" = "$src_live"
+
+# The lifecycle test unloads and reloads the module from this file.
+export PERFCLOCK_KO="$ko"
+for t in perfclock_ioctl_test perfclock_ioctl_test_32 perfclock_page_test \
+	 perfclock_clock_test perfclock_lifecycle_test; do
+	echo "# === $t"
+	"./$t" || rc=1
+done
+echo "# === dkms module"
+# The kernel says this of the first out-of-tree module of a boot, and of a
+# module signed with a key it does not hold (DKMS's own MOK).
+log_clean "the selftests" "loading out-of-tree module taints kernel|module verification failed: signature|$noise"
+
+dmesg -c >/dev/null
+check "modprobe -r perfclock" modprobe -r perfclock
+check "the module is gone after modprobe -r" test ! -e /sys/module/perfclock
+check "/dev/perfclock is gone after modprobe -r" test ! -e /dev/perfclock
+log_clean "unload" "$noise"
+exit $rc

@@ -1,0 +1,175 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# scripts/dkms.sh — perfclock under DKMS, as a distribution ships it.
+#
+# Usage: scripts/dkms.sh COMMAND [ARGS]
+#
+#   conf               print the dkms.conf generated from dkms.conf.in
+#   stage DIR          write the DKMS source tree into DIR: dkms.conf,
+#                      VERSION, Makefile, Kbuild and module/ sources; what
+#                      a perfclock-dkms package puts in /usr/src/perfclock-VER
+#   install [KVER...]  stage into /usr/src/perfclock-VER, then dkms add, and
+#                      dkms build + install for each KVER (default: every
+#                      kernel under /lib/modules that has its headers). A
+#                      perfclock/VER already known to dkms is removed first,
+#                      so the tree's current sources are what gets built.
+#   remove             dkms remove every perfclock version from every kernel
+#                      and delete the staged /usr/src/perfclock-* trees
+#   status             dkms status for perfclock
+#   deb [OUTDIR]       build perfclock-dkms_VER_all.deb (default OUTDIR:
+#                      build/dkms) with debhelper's dh_dkms; see below
+#
+# Needs root for install/remove (dkms writes /var/lib/dkms, /usr/src and
+# /lib/modules). The version is the top-level VERSION file, nothing else.
+#
+# Why dkms.conf is generated rather than reading VERSION when sourced:
+# dkms sources dkms.conf from several places (the source tree, its copy
+# under /var/lib/dkms, /etc/dkms overrides) with no reliable notion of
+# "the directory of this file", and packaging tools (dh_dkms, RPM specs,
+# akmods) read PACKAGE_VERSION as a literal. A template filled in once, when
+# the source tree is staged, keeps one source of truth and a plain dkms.conf.
+#
+# Why not "dkms mkdeb": dkms 3.0 dropped the mk* commands (mkdeb, mkbmdeb,
+# mkrpm, ...); Debian 12's dkms 3.0.10 has none of them. Debian builds DKMS
+# packages with debhelper's dh_dkms instead (package dh-dkms), and so does
+# `deb` here: packaging/debian/ holds the packaging, the version comes from
+# VERSION (debian/changelog is generated), and the result is an ordinary
+# perfclock-dkms .deb whose postinst runs dkms add/build/install through
+# /usr/lib/dkms/dkms_common.postinst and whose prerm runs dkms remove.
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+name=perfclock
+version=$(cat "$top/VERSION")
+
+die() { echo "dkms.sh: $*" >&2; exit 1; }
+say() { echo "perfclock: $*" >&2; }
+
+case "$version" in
+'' | *[!0-9A-Za-z.+~-]*) die "VERSION '$version' is not a valid package version" ;;
+esac
+
+need_root() {
+	[ "$(id -u)" -eq 0 ] || die "$1 needs root (dkms writes /usr/src, /var/lib/dkms, /lib/modules)"
+}
+
+need_dkms() {
+	command -v dkms >/dev/null || die "dkms not installed: apt-get install --no-install-recommends dkms"
+}
+
+gen_conf() {
+	sed "s/@VERSION@/$version/g" "$top/dkms.conf.in"
+}
+
+# The files a DKMS build needs, and nothing else (no user space, no tests).
+stage() {
+	local dest=$1
+	rm -rf "$dest"
+	mkdir -p "$dest/module"
+	gen_conf >"$dest/dkms.conf"
+	cp "$top/VERSION" "$top/Makefile" "$top/Kbuild" "$dest/"
+	cp "$top/module/perfclock.c" "$top/module/compat.h" \
+		"$top/module/perfclock_ioctl.h" "$dest/module/"
+}
+
+# Kernels under /lib/modules with headers to build against.
+kernels_with_headers() {
+	local d
+	for d in /lib/modules/*; do
+		[ -e "$d/build/Makefile" ] && basename "$d"
+	done
+}
+
+is_added() {
+	[ -d "/var/lib/dkms/$name/$version" ]
+}
+
+# /usr/src/perfclock-* belongs to dpkg while perfclock-dkms is installed.
+refuse_if_packaged() {
+	if [ "$(dpkg-query -W -f='${Status}' "$name-dkms" 2>/dev/null)" = "install ok installed" ]; then
+		die "the $name-dkms package is installed and owns /usr/src/$name-*: use apt-get remove $name-dkms first"
+	fi
+}
+
+cmd_install() {
+	need_root install
+	need_dkms
+	refuse_if_packaged
+	local kvers=("$@") k
+	if [ ${#kvers[@]} -eq 0 ]; then
+		mapfile -t kvers < <(kernels_with_headers)
+		[ ${#kvers[@]} -gt 0 ] ||
+			die "no kernel headers under /lib/modules/*/build; install linux-headers-<flavour>"
+	fi
+	if is_added; then
+		say "$name/$version is already known to dkms: removing it first"
+		dkms remove "$name/$version" --all
+	fi
+	stage "/usr/src/$name-$version"
+	dkms add -m "$name" -v "$version"
+	for k in "${kvers[@]}"; do
+		dkms build -m "$name" -v "$version" -k "$k"
+		dkms install -m "$name" -v "$version" -k "$k"
+	done
+}
+
+cmd_remove() {
+	need_root remove
+	need_dkms
+	refuse_if_packaged
+	local d v
+	for d in /var/lib/dkms/"$name"/*/; do
+		[ -d "$d" ] || continue
+		v=$(basename "$d")
+		# Skip the "kernel-*" symlinks dkms keeps next to the versions.
+		[ -L "${d%/}" ] && continue
+		dkms remove "$name/$v" --all
+	done
+	# dkms leaves an empty module directory when its last version goes.
+	rmdir "/var/lib/dkms/$name" 2>/dev/null || true
+	rm -rf /usr/src/"$name"-*
+}
+
+cmd_deb() {
+	local out=${1:-$top/build/dkms} work src
+	command -v dh_dkms >/dev/null && command -v dpkg-buildpackage >/dev/null ||
+		die "deb needs dh_dkms and dpkg-buildpackage: apt-get install --no-install-recommends dh-dkms debhelper dpkg-dev"
+	mkdir -p "$out"
+	out=$(cd "$out" && pwd)
+	work=$out/deb-build
+	src=$work/$name-$version
+	rm -rf "$work"
+	stage "$src"
+	cp -r "$top/packaging/debian" "$src/debian"
+	mkdir -p "$src/packaging"
+	cp -r "$top/packaging/udev" "$top/packaging/modules-load.d" "$src/packaging/"
+	# debian/changelog carries the package version: derived from VERSION
+	# here so that VERSION stays the only place it is written down.
+	cat >"$src/debian/changelog" <<EOF
+$name ($version) unstable; urgency=medium
+
+  * perfclock $version, packaged from the source tree by scripts/dkms.sh.
+
+ -- perfclock maintainers <perfclock@localhost>  $(date -R -d @"${SOURCE_DATE_EPOCH:-$(stat -c %Y "$top/VERSION")}")
+EOF
+	# -b: binary only (arch all); -us -uc: unsigned; -d: no build-dep
+	# check (the build needs only debhelper and dh-dkms).
+	(cd "$src" && dpkg-buildpackage -b -us -uc -d) >"$work/build.log" 2>&1 ||
+		{ tail -n 40 "$work/build.log" >&2; die "dpkg-buildpackage failed (log: $work/build.log)"; }
+	mv "$work/${name}-dkms_${version}_all.deb" "$out/"
+	echo "$out/${name}-dkms_${version}_all.deb"
+}
+
+[ $# -ge 1 ] || { sed -n '4,21p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 64; }
+command=$1
+shift
+case "$command" in
+conf)    gen_conf ;;
+stage)   [ $# -eq 1 ] || die "usage: stage DIR"; stage "$1" ;;
+install) cmd_install "$@" ;;
+remove)  cmd_remove ;;
+status)  need_dkms; dkms status "$name" ;;
+deb)     cmd_deb "$@" ;;
+*)       die "unknown command '$command' (conf stage install remove status deb)" ;;
+esac
