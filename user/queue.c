@@ -1,0 +1,728 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * libperfclock: ordered-event queue over k sources with a round API.
+ *
+ * Structure (O(log k) per event, no allocation in steady state):
+ *
+ *  - each source keeps a FIFO of entries in push order; as long as a
+ *    source's pushes are non-decreasing in time (a per-CPU ring is, but
+ *    for records nested in an NMI/irq between stamp and commit) the FIFO
+ *    is sorted;
+ *  - a binary min-heap over the non-empty sources, keyed by the head of
+ *    each FIFO, gives the global minimum in O(1) and is repaired in
+ *    O(log k) per emitted event;
+ *  - an event pushed below the tail of its source's FIFO (out of order
+ *    within the source) goes to a separate "straggler" min-heap instead;
+ *    emission takes the smaller of the two heap tops, so order holds;
+ *  - copies of the events' bytes live in a slab of size classes (16-byte
+ *    steps up to 512 bytes, powers of two above) whose slots are recycled
+ *    through free lists; FIFOs and heaps grow by doubling and never
+ *    shrink. Once the queue has seen its working set, pushing and
+ *    emitting allocate nothing (tests/test_device.c counts).
+ *
+ * The straggler heap costs O(log s) for s stragglers queued; they are
+ * rare (nested records), so the common case stays O(log k).
+ *
+ * Ties are broken by push order (a global sequence number).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "libperfclock.h"
+#include "internal.h"
+
+struct qent {
+	uint64_t time;
+	uint64_t seq;
+	const void *data;
+	uint32_t size;
+	uint32_t source;
+};
+
+/*
+ * A heap slot carries its source's head key inline, so sifting compares
+ * without chasing the source's FIFO. A source's key changes only when its
+ * head is emitted, which happens at the root.
+ */
+struct hent {
+	uint64_t time;
+	uint64_t seq;
+	uint32_t src;
+	uint32_t pad;
+};
+
+struct qsrc {
+	struct qent *fifo;	/* circular, cap a power of two */
+	uint32_t cap, head, count;
+	uint64_t last_pushed;	/* time of the last push */
+	uint64_t max_time;	/* largest time ever pushed (Schuchart) */
+	uint64_t first_round_time;	/* first push this round (kvm) */
+	uint64_t first_round;	/* round number of first_round_time */
+	int pushed_any;
+};
+
+/*
+ * Size classes: every multiple of 16 bytes up to 512 (records are mostly
+ * small: a tight fit keeps the working set small), then powers of two up
+ * to 64 KiB, the largest perf record.
+ */
+#define SLAB_FINE_MAX	512u
+#define SLAB_FINE	(SLAB_FINE_MAX / 16)	/* 32 classes of 16 B steps */
+#define SLAB_CLASSES	(SLAB_FINE + 7)		/* 1 KiB .. 64 KiB */
+#define SLAB_MAX_SIZE	(64u << 10)
+#define SLAB_CHUNK	(64u << 10)
+
+struct slab_chunk {
+	struct slab_chunk *next;
+};
+
+struct slab {
+	void *free[SLAB_CLASSES];
+	struct slab_chunk *chunks;
+};
+
+struct perfclock_queue {
+	struct perfclock_queue_config cfg;
+	uint64_t skew;
+	struct qsrc *src;
+	struct hent *src_heap;	/* min-heap over non-empty sources */
+	uint32_t src_heap_len;
+	struct qent *strag;	/* straggler heap */
+	uint32_t strag_len, strag_cap;
+	struct slab slab;
+	uint64_t seq;
+
+	/* rounds */
+	int in_round;
+	int have_prev_start;
+	uint64_t start, prev_start;
+	uint64_t round;			/* current round number, from 1 */
+	uint64_t max_pushed;		/* PERF_OLD: largest time so far */
+	int any_pushed;
+	uint64_t next_flush;		/* PERF_OLD: limit for this round end */
+	int next_flush_valid;
+	int emitted_any;
+	int limit_valid;
+
+	struct perfclock_queue_stats st;
+};
+
+static const char *const rule_names[PERFCLOCK_RULE__MAX] = {
+	[PERFCLOCK_RULE_OURS] = "ours",
+	[PERFCLOCK_RULE_AHERN] = "ahern",
+	[PERFCLOCK_RULE_PERF_OLD] = "perf-old",
+	[PERFCLOCK_RULE_SCHUCHART] = "schuchart",
+	[PERFCLOCK_RULE_KVM_LIVE] = "kvm-live",
+};
+
+PERFCLOCK_API const char *perfclock_rule_name(int rule)
+{
+	if (rule < 0 || rule >= PERFCLOCK_RULE__MAX)
+		return "unknown";
+	return rule_names[rule];
+}
+
+PERFCLOCK_API void
+perfclock_queue_config_init(struct perfclock_queue_config *cfg)
+{
+	if (!cfg)
+		return;
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->size = sizeof(*cfg);
+	cfg->rule = PERFCLOCK_RULE_OURS;
+	cfg->skew_bound_ns = PERFCLOCK_QUEUE_SKEW_FROM_CLOCK;
+	cfg->inflight_ns = PERFCLOCK_QUEUE_DEFAULT_INFLIGHT_NS;
+	cfg->mem_cap_bytes = PERFCLOCK_QUEUE_DEFAULT_MEM_CAP;
+}
+
+/* ---- slab ---- */
+
+static inline unsigned int slab_class(uint32_t size)
+{
+	if (size <= SLAB_FINE_MAX)
+		return size ? (size - 1) / 16 : 0;
+	/* smallest c with (1 KiB << (c - SLAB_FINE)) >= size */
+	return SLAB_FINE + (unsigned int)(32 - __builtin_clz(size - 1)) - 10;
+}
+
+static inline size_t class_size(unsigned int c)
+{
+	return c < SLAB_FINE ? (size_t)(c + 1) * 16 :
+		(size_t)1024 << (c - SLAB_FINE);
+}
+
+static int slab_refill(struct slab *s, unsigned int c)
+{
+	size_t sz = class_size(c), n, i;
+	size_t chunk = SLAB_CHUNK > 2 * sz ? SLAB_CHUNK : 2 * sz;
+	struct slab_chunk *ch;
+	unsigned char *p;
+
+	/* 16 bytes of chunk header keep the slots 16-byte aligned. */
+	ch = malloc(chunk + 16);
+	if (!ch)
+		return -ENOMEM;
+	ch->next = s->chunks;
+	s->chunks = ch;
+	p = (unsigned char *)ch + 16;
+	n = chunk / sz;
+	for (i = 0; i < n; i++) {
+		void **slot = (void **)(p + i * sz);
+
+		*slot = s->free[c];
+		s->free[c] = slot;
+	}
+	return 0;
+}
+
+static void *slab_alloc(struct slab *s, unsigned int c)
+{
+	void **slot;
+
+	if (!s->free[c] && slab_refill(s, c))
+		return NULL;
+	slot = s->free[c];
+	s->free[c] = *slot;
+	return slot;
+}
+
+static void slab_free(struct slab *s, unsigned int c, void *p)
+{
+	*(void **)p = s->free[c];
+	s->free[c] = p;
+}
+
+static void slab_destroy(struct slab *s)
+{
+	struct slab_chunk *ch = s->chunks, *next;
+
+	for (; ch; ch = next) {
+		next = ch->next;
+		free(ch);
+	}
+	s->chunks = NULL;
+}
+
+/* ---- ordering ---- */
+
+static inline int ent_less(const struct qent *a, const struct qent *b)
+{
+	return a->time < b->time || (a->time == b->time && a->seq < b->seq);
+}
+
+static inline int key_less(uint64_t t, uint64_t seq, const struct hent *h)
+{
+	return t < h->time || (t == h->time && seq < h->seq);
+}
+
+static void src_heap_up(struct perfclock_queue *q, uint32_t pos,
+			const struct hent *h)
+{
+	while (pos) {
+		uint32_t parent = (pos - 1) / 2;
+
+		if (!key_less(h->time, h->seq, &q->src_heap[parent]))
+			break;
+		q->src_heap[pos] = q->src_heap[parent];
+		pos = parent;
+	}
+	q->src_heap[pos] = *h;
+}
+
+/* Place h at pos (the hole) and sift it down. */
+static void src_heap_down(struct perfclock_queue *q, uint32_t pos,
+			  const struct hent *h)
+{
+	struct hent *hp = q->src_heap;
+	uint32_t n = q->src_heap_len;
+
+	for (;;) {
+		uint32_t l = 2 * pos + 1, best;
+
+		if (l >= n)
+			break;
+		best = l;
+		if (l + 1 < n && key_less(hp[l + 1].time, hp[l + 1].seq, &hp[l]))
+			best = l + 1;
+		if (!key_less(hp[best].time, hp[best].seq, h))
+			break;
+		hp[pos] = hp[best];
+		pos = best;
+	}
+	hp[pos] = *h;
+}
+
+static int strag_push(struct perfclock_queue *q, const struct qent *e)
+{
+	uint32_t pos;
+
+	if (q->strag_len == q->strag_cap) {
+		uint32_t cap = q->strag_cap ? 2 * q->strag_cap : 64;
+		struct qent *n = realloc(q->strag, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		q->strag = n;
+		q->strag_cap = cap;
+	}
+	pos = q->strag_len++;
+	while (pos) {
+		uint32_t parent = (pos - 1) / 2;
+
+		if (!ent_less(e, &q->strag[parent]))
+			break;
+		q->strag[pos] = q->strag[parent];
+		pos = parent;
+	}
+	q->strag[pos] = *e;
+	return 0;
+}
+
+static void strag_pop(struct perfclock_queue *q, struct qent *out)
+{
+	struct qent last;
+	uint32_t pos = 0, n;
+
+	*out = q->strag[0];
+	n = --q->strag_len;
+	if (!n)
+		return;
+	last = q->strag[n];
+	for (;;) {
+		uint32_t l = 2 * pos + 1, best;
+
+		if (l >= n)
+			break;
+		best = l;
+		if (l + 1 < n && ent_less(&q->strag[l + 1], &q->strag[l]))
+			best = l + 1;
+		if (!ent_less(&q->strag[best], &last))
+			break;
+		q->strag[pos] = q->strag[best];
+		pos = best;
+	}
+	q->strag[pos] = last;
+}
+
+static int fifo_push(struct perfclock_queue *q, uint32_t i,
+		     const struct qent *e)
+{
+	struct qsrc *s = &q->src[i];
+
+	if (s->count == s->cap) {
+		uint32_t cap = s->cap ? 2 * s->cap : 64, k;
+		struct qent *n = malloc(cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		for (k = 0; k < s->count; k++)
+			n[k] = s->fifo[(s->head + k) & (s->cap - 1)];
+		free(s->fifo);
+		s->fifo = n;
+		s->cap = cap;
+		s->head = 0;
+	}
+	s->fifo[(s->head + s->count) & (s->cap - 1)] = *e;
+	s->count++;
+	if (s->count == 1) {
+		struct hent h = { e->time, e->seq, i, 0 };
+
+		src_heap_up(q, q->src_heap_len++, &h);
+	}
+	return 0;
+}
+
+/* Pop the global minimum into *out; 0 if the queue is empty. */
+static inline int pop_min(struct perfclock_queue *q, struct qent *out)
+{
+	struct hent *top;
+	struct qsrc *s;
+
+	if (q->strag_len && (!q->src_heap_len ||
+			     !key_less(q->src_heap[0].time, q->src_heap[0].seq,
+				       &(struct hent){ q->strag[0].time,
+						      q->strag[0].seq, 0, 0 }))) {
+		strag_pop(q, out);
+		return 1;
+	}
+	if (!q->src_heap_len)
+		return 0;
+	top = &q->src_heap[0];
+	s = &q->src[top->src];
+	*out = s->fifo[s->head];
+	s->head = (s->head + 1) & (s->cap - 1);
+	if (--s->count) {
+		const struct qent *nx = &s->fifo[s->head];
+		struct hent h = { nx->time, nx->seq, top->src, 0 };
+
+		src_heap_down(q, 0, &h);
+	} else if (--q->src_heap_len) {
+		struct hent h = q->src_heap[q->src_heap_len];
+
+		src_heap_down(q, 0, &h);
+	}
+	return 1;
+}
+
+static inline int peek_min(struct perfclock_queue *q, uint64_t *time)
+{
+	uint64_t t = UINT64_MAX;
+	int found = 0;
+
+	if (q->src_heap_len) {
+		t = q->src_heap[0].time;
+		found = 1;
+	}
+	if (q->strag_len && (!found || q->strag[0].time < t)) {
+		t = q->strag[0].time;
+		found = 1;
+	}
+	*time = t;
+	return found;
+}
+
+static uint64_t ent_mem(const struct perfclock_queue *q, uint32_t size)
+{
+	uint64_t m = sizeof(struct qent);
+
+	if (!(q->cfg.flags & PERFCLOCK_QUEUE_NOCOPY))
+		m += class_size(slab_class(size ? size : 1));
+	return m;
+}
+
+static void release(struct perfclock_queue *q, const struct qent *e)
+{
+	if (!(q->cfg.flags & PERFCLOCK_QUEUE_NOCOPY) && e->data)
+		slab_free(&q->slab, slab_class(e->size ? e->size : 1),
+			  (void *)e->data);
+	q->st.mem_bytes -= ent_mem(q, e->size);
+	q->st.queued--;
+}
+
+static int deliver(struct perfclock_queue *q, const struct qent *e,
+		   uint32_t flags, uint64_t lateness)
+{
+	struct perfclock_event ev = {
+		.time = e->time,
+		.lateness_ns = lateness,
+		.data = e->data,
+		.size = e->size,
+		.source = e->source,
+		.flags = flags,
+	};
+	int ret = q->cfg.deliver(q->cfg.arg, &ev);
+
+	if (ret > 0)
+		ret = -ECANCELED;
+	return ret;
+}
+
+/* Emit the minimum in order. 1 if emitted, 0 if empty, <0 callback. */
+static int emit_one(struct perfclock_queue *q, uint32_t flags)
+{
+	struct qent e;
+	int ret;
+
+	if (!pop_min(q, &e))
+		return 0;
+	if (!q->emitted_any || e.time > q->st.last_emitted)
+		q->st.last_emitted = e.time;
+	q->emitted_any = 1;
+	q->st.emitted++;
+	if (flags & PERFCLOCK_EVENT_FORCED)
+		q->st.forced++;
+	ret = deliver(q, &e, flags, 0);
+	release(q, &e);
+	return ret ? ret : 1;
+}
+
+/* ---- public ---- */
+
+PERFCLOCK_API struct perfclock_queue *
+perfclock_queue_new(const struct perfclock_queue_config *cfg)
+{
+	struct perfclock_queue *q;
+
+	if (!cfg || cfg->size < sizeof(*cfg) || !cfg->deliver ||
+	    !cfg->nr_sources || cfg->rule >= PERFCLOCK_RULE__MAX ||
+	    cfg->nr_sources > (1u << 24)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	q = calloc(1, sizeof(*q));
+	if (!q)
+		return NULL;
+	q->cfg = *cfg;
+	if (!q->cfg.mem_cap_bytes)
+		q->cfg.mem_cap_bytes = PERFCLOCK_QUEUE_DEFAULT_MEM_CAP;
+	q->skew = cfg->skew_bound_ns;
+	if (q->skew == PERFCLOCK_QUEUE_SKEW_FROM_CLOCK)
+		q->skew = cfg->clock ? perfclock__skew_bound(cfg->clock) : 0;
+	q->src = calloc(cfg->nr_sources, sizeof(*q->src));
+	q->src_heap = calloc(cfg->nr_sources, sizeof(*q->src_heap));
+	if (!q->src || !q->src_heap) {
+		perfclock_queue_free(q);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return q;
+}
+
+PERFCLOCK_API void perfclock_queue_free(struct perfclock_queue *q)
+{
+	uint32_t i;
+
+	if (!q)
+		return;
+	if (q->src)
+		for (i = 0; i < q->cfg.nr_sources; i++)
+			free(q->src[i].fifo);
+	free(q->src);
+	free(q->src_heap);
+	free(q->strag);
+	slab_destroy(&q->slab);
+	free(q);
+}
+
+PERFCLOCK_API int perfclock_queue_round_begin_at(struct perfclock_queue *q,
+						 uint64_t start)
+{
+	if (!q)
+		return -EINVAL;
+	if (q->round) {
+		q->prev_start = q->start;
+		q->have_prev_start = 1;
+	}
+	q->start = start;
+	q->round++;
+	q->in_round = 1;
+	return 0;
+}
+
+PERFCLOCK_API int perfclock_queue_round_begin(struct perfclock_queue *q)
+{
+	uint64_t now;
+	int err;
+
+	if (!q || !q->cfg.clock)
+		return -EINVAL;
+	/* The device's bound can grow at run time: follow it. */
+	if (q->cfg.skew_bound_ns == PERFCLOCK_QUEUE_SKEW_FROM_CLOCK)
+		q->skew = perfclock__skew_bound(q->cfg.clock);
+	if (q->cfg.flags & PERFCLOCK_QUEUE_LOWER_BOUND)
+		err = perfclock_read_lower_bound(q->cfg.clock, &now);
+	else
+		err = perfclock_read(q->cfg.clock, &now);
+	if (err)
+		return err;
+	return perfclock_queue_round_begin_at(q, now);
+}
+
+PERFCLOCK_API int perfclock_queue_push(struct perfclock_queue *q,
+				       uint32_t source, uint64_t time,
+				       const void *data, uint32_t size)
+{
+	struct qsrc *s;
+	struct qent e;
+	uint64_t need;
+	int ret;
+
+	if (!q || source >= q->cfg.nr_sources || (size && !data) ||
+	    size > SLAB_MAX_SIZE)
+		return -EINVAL;
+	s = &q->src[source];
+	q->st.pushed++;
+
+	e.time = time;
+	e.seq = q->seq++;
+	e.size = size;
+	e.source = source;
+	e.data = data;
+
+	if (q->limit_valid && time < q->st.last_limit)
+		q->st.below_horizon++;
+	if (s->pushed_any && time < s->last_pushed)
+		q->st.out_of_order_in_source++;
+	s->last_pushed = time;
+	if (!s->pushed_any || time > s->max_time)
+		s->max_time = time;
+	if (s->first_round != q->round || !s->pushed_any) {
+		s->first_round = q->round;
+		s->first_round_time = time;
+	}
+	s->pushed_any = 1;
+	if (!q->any_pushed || time > q->max_pushed)
+		q->max_pushed = time;
+	q->any_pushed = 1;
+
+	/* Too late to keep order: deliver now, flagged, never dropped. */
+	if (q->emitted_any && time < q->st.last_emitted) {
+		uint64_t lateness = q->st.last_emitted - time;
+
+		q->st.late++;
+		if (lateness > q->st.worst_lateness_ns)
+			q->st.worst_lateness_ns = lateness;
+		return deliver(q, &e, PERFCLOCK_EVENT_LATE, lateness);
+	}
+
+	/* Memory cap: emit the oldest until this one fits. */
+	need = ent_mem(q, size);
+	while (q->st.queued && q->st.mem_bytes + need > q->cfg.mem_cap_bytes) {
+		ret = emit_one(q, PERFCLOCK_EVENT_FORCED);
+		if (ret < 0)
+			return ret;
+		/* The forced flush may have made this event late. */
+		if (time < q->st.last_emitted) {
+			uint64_t lateness = q->st.last_emitted - time;
+
+			q->st.late++;
+			if (lateness > q->st.worst_lateness_ns)
+				q->st.worst_lateness_ns = lateness;
+			return deliver(q, &e, PERFCLOCK_EVENT_LATE, lateness);
+		}
+	}
+
+	if (!(q->cfg.flags & PERFCLOCK_QUEUE_NOCOPY) && size) {
+		void *copy = slab_alloc(&q->slab, slab_class(size));
+
+		if (!copy)
+			return -ENOMEM;
+		memcpy(copy, data, size);
+		e.data = copy;
+	} else if (!(q->cfg.flags & PERFCLOCK_QUEUE_NOCOPY)) {
+		e.data = NULL;
+	}
+
+	if (s->count && time < s->fifo[(s->head + s->count - 1) &
+					(s->cap - 1)].time)
+		ret = strag_push(q, &e);
+	else
+		ret = fifo_push(q, source, &e);
+	if (ret) {
+		if (!(q->cfg.flags & PERFCLOCK_QUEUE_NOCOPY) && e.data)
+			slab_free(&q->slab, slab_class(size), (void *)e.data);
+		return ret;
+	}
+	q->st.queued++;
+	q->st.mem_bytes += need;
+	if (q->st.mem_bytes > q->st.mem_peak_bytes)
+		q->st.mem_peak_bytes = q->st.mem_bytes;
+	return 0;
+}
+
+/* The rule's inclusive limit for this round end; 0 if nothing to flush. */
+static int rule_limit(struct perfclock_queue *q, uint64_t *limit)
+{
+	uint64_t h, m, l, sk;
+	uint32_t i;
+	int found;
+
+	switch (q->cfg.rule) {
+	case PERFCLOCK_RULE_OURS:
+		/* A lower-bound round start has the skew taken off already. */
+		sk = (q->cfg.flags & PERFCLOCK_QUEUE_LOWER_BOUND) ? 0 : q->skew;
+		m = sk + q->cfg.inflight_ns;
+		if (m < sk || q->start <= m)
+			return 0;
+		h = q->start - m;
+		if (q->cfg.flags & PERFCLOCK_QUEUE_PREV_ROUND) {
+			if (!q->have_prev_start || q->prev_start <= sk)
+				return 0;
+			if (q->prev_start - sk < h)
+				h = q->prev_start - sk;
+		}
+		*limit = h - 1;	/* strictly below the horizon */
+		return 1;
+	case PERFCLOCK_RULE_AHERN:
+		if (!q->start)
+			return 0;
+		*limit = q->start - 1;
+		return 1;
+	case PERFCLOCK_RULE_PERF_OLD:
+		found = q->next_flush_valid;
+		l = q->next_flush;
+		/* perf: next_flush = max_timestamp after each round flush. */
+		q->next_flush = q->max_pushed;
+		q->next_flush_valid = q->any_pushed;
+		if (!found)
+			return 0;
+		*limit = l;
+		return 1;
+	case PERFCLOCK_RULE_SCHUCHART:
+		l = UINT64_MAX;
+		for (i = 0; i < q->cfg.nr_sources; i++) {
+			if (!q->src[i].pushed_any)
+				return 0;	/* an idle source stalls it */
+			if (q->src[i].max_time < l)
+				l = q->src[i].max_time;
+		}
+		*limit = l;
+		return 1;
+	case PERFCLOCK_RULE_KVM_LIVE:
+		l = UINT64_MAX;
+		found = 0;
+		for (i = 0; i < q->cfg.nr_sources; i++) {
+			if (!q->src[i].pushed_any ||
+			    q->src[i].first_round != q->round)
+				continue;
+			found = 1;
+			if (q->src[i].first_round_time < l)
+				l = q->src[i].first_round_time;
+		}
+		if (!found)
+			return 0;
+		*limit = l;
+		return 1;
+	}
+	return 0;
+}
+
+PERFCLOCK_API int64_t perfclock_queue_round_end(struct perfclock_queue *q)
+{
+	uint64_t limit, t;
+	int64_t n = 0;
+	int ret;
+
+	if (!q)
+		return -EINVAL;
+	if (!q->in_round && q->cfg.rule != PERFCLOCK_RULE_PERF_OLD &&
+	    q->cfg.rule != PERFCLOCK_RULE_SCHUCHART)
+		return -EINVAL;
+	q->in_round = 0;
+	q->st.rounds++;
+	if (!rule_limit(q, &limit))
+		return 0;
+	if (!q->limit_valid || limit > q->st.last_limit)
+		q->st.last_limit = limit;
+	q->limit_valid = 1;
+	while (peek_min(q, &t) && t <= limit) {
+		ret = emit_one(q, 0);
+		if (ret < 0)
+			return ret;
+		n++;
+	}
+	return n;
+}
+
+PERFCLOCK_API int64_t perfclock_queue_flush_all(struct perfclock_queue *q)
+{
+	int64_t n = 0;
+	int ret;
+
+	if (!q)
+		return -EINVAL;
+	while ((ret = emit_one(q, 0)) == 1)
+		n++;
+	return ret < 0 ? ret : n;
+}
+
+PERFCLOCK_API void
+perfclock_queue_get_stats(const struct perfclock_queue *q,
+			  struct perfclock_queue_stats *st)
+{
+	if (!q || !st)
+		return;
+	*st = q->st;
+	st->round_start = q->start;
+}

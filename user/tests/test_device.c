@@ -1,0 +1,448 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The module backend on the host, where the module cannot load: the test
+ * is linked with -Wl,--wrap=ioctl,--wrap=mmap,--wrap=munmap so that the
+ * library's own code runs unchanged against a fake /dev/perfclock (a real
+ * character device, /dev/null, whose ioctl and mmap are answered here per
+ * the UAPI). The fake clock is the TSC itself (page: mult = 1 << shift,
+ * offset 0; ioctl: rdtsc), so page and ioctl reads are comparable.
+ *
+ * Checks: the page fast path makes no ioctl; a page without TSC_VALID or
+ * stuck mid-update falls back to the ioctl; the lower bound is coarse (or
+ * now) minus the skew bound, following the page's bound when it grows;
+ * ABI/page version handling; error mapping; check_attr; reads from
+ * threads racing a page writer are never torn.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <linux/perf_event.h>
+
+#include "libperfclock.h"
+#include "perfclock_page.h"
+#include "tap.h"
+
+static struct perfclock_page page __attribute__((aligned(4096)));
+static struct perfclock_info fake_info;
+static int fake_fd = -1;
+static int fail_info_errno, fail_mmap;
+static unsigned long n_get_time, n_get_info, n_mmap, n_munmap;
+
+int __real_ioctl(int fd, unsigned long req, ...);
+int __wrap_ioctl(int fd, unsigned long req, ...);
+void *__real_mmap(void *a, size_t l, int p, int f, int fd, off_t o);
+void *__wrap_mmap(void *a, size_t l, int p, int f, int fd, off_t o);
+int __real_munmap(void *a, size_t l);
+int __wrap_munmap(void *a, size_t l);
+/* Allocation counting, for the steady-state test (library calls only). */
+void *__real_malloc(size_t n);
+void *__wrap_malloc(size_t n);
+void *__real_realloc(void *p, size_t n);
+void *__wrap_realloc(void *p, size_t n);
+void *__real_calloc(size_t a, size_t b);
+void *__wrap_calloc(size_t a, size_t b);
+static unsigned long n_alloc;
+
+void *__wrap_malloc(size_t n)
+{
+	n_alloc++;
+	return __real_malloc(n);
+}
+
+void *__wrap_realloc(void *p, size_t n)
+{
+	n_alloc++;
+	return __real_realloc(p, n);
+}
+
+void *__wrap_calloc(size_t a, size_t b)
+{
+	n_alloc++;
+	return __real_calloc(a, b);
+}
+
+static int is_fake(int fd)
+{
+	char path[64], target[64];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	n = readlink(path, target, sizeof(target) - 1);
+	if (n <= 0)
+		return 0;
+	target[n] = 0;
+	return fake_fd >= 0 && !strcmp(target, "/dev/null");
+}
+
+int __wrap_ioctl(int fd, unsigned long req, ...)
+{
+	va_list ap;
+	void *arg;
+
+	va_start(ap, req);
+	arg = va_arg(ap, void *);
+	va_end(ap);
+	if (!is_fake(fd))
+		return __real_ioctl(fd, req, arg);
+	if (req == PERFCLOCK_IOC_GET_INFO) {
+		n_get_info++;
+		if (fail_info_errno) {
+			errno = fail_info_errno;
+			return -1;
+		}
+		memcpy(arg, &fake_info, sizeof(fake_info));
+		return 0;
+	}
+	if (req == PERFCLOCK_IOC_GET_TIME) {
+		struct perfclock_time t = { perfclock_rdtsc_ordered(), 0, 0 };
+
+		n_get_time++;
+		memcpy(arg, &t, sizeof(t));
+		return 0;
+	}
+	errno = ENOTTY;
+	return -1;
+}
+
+void *__wrap_mmap(void *a, size_t l, int p, int f, int fd, off_t o)
+{
+	if (!is_fake(fd))
+		return __real_mmap(a, l, p, f, fd, o);
+	n_mmap++;
+	if (fail_mmap || o != 0 || l != 4096 || (p & PROT_WRITE)) {
+		errno = EINVAL;
+		return MAP_FAILED;
+	}
+	return &page;
+}
+
+int __wrap_munmap(void *a, size_t l)
+{
+	if (a == (void *)&page) {
+		n_munmap++;
+		return 0;
+	}
+	return __real_munmap(a, l);
+}
+
+static void fake_reset(void)
+{
+	memset(&fake_info, 0, sizeof(fake_info));
+	fake_info.abi_version = PERFCLOCK_ABI_VERSION;
+	fake_info.page_version = PERFCLOCK_PAGE_VERSION;
+	fake_info.page_size = 4096;
+	fake_info.skew_bound_ns = 1000;
+	fake_info.update_period_ns = 1000000;
+	fake_info.flags = PERFCLOCK_INFO_PAGE_TSC_VALID;
+	memset(&page, 0, sizeof(page));
+	page.seq = 2;
+	page.version = PERFCLOCK_PAGE_VERSION;
+	page.flags = PERFCLOCK_PAGE_TSC_VALID;
+	page.tsc_shift = 10;
+	page.tsc_mult = 1u << 10;
+	page.tsc_offset = 0;
+	page.coarse_ns = 5000000;
+	page.skew_bound_ns = 1000;
+	fail_info_errno = fail_mmap = 0;
+	fake_fd = 1;
+}
+
+static int ignore(void *arg, const struct perfclock_event *ev)
+{
+	(void)arg;
+	(void)ev;
+	return 0;
+}
+
+/*
+ * Steady state: after a warm-up, rounds of the same shape (64 sources,
+ * bursts, nested records, records of mixed sizes) allocate nothing.
+ */
+static void test_steady_state(struct perfclock *c)
+{
+	struct perfclock_queue_config cfg;
+	struct perfclock_queue *q;
+	unsigned char rec[256];
+	unsigned long before = 0;
+	uint64_t t = 1000000000ULL, seed = 1;
+	int round, k, i;
+
+	memset(rec, 0x5a, sizeof(rec));
+	perfclock_queue_config_init(&cfg);
+	cfg.nr_sources = 64;
+	cfg.deliver = ignore;
+	cfg.skew_bound_ns = 0;
+	cfg.inflight_ns = 100000;
+	q = perfclock_queue_new(&cfg);
+	for (round = 0; round < 400; round++) {
+		if (round == 200)
+			before = n_alloc;
+		perfclock_queue_round_begin_at(q, t);
+		for (k = 0; k < 64; k++) {
+			for (i = 0; i < 8; i++) {
+				uint64_t ts = t - 50000 + (uint64_t)k * 100 +
+					      (uint64_t)i * 10;
+
+				seed = seed * 6364136223846793005ULL + 1;
+				if ((seed >> 60) == 0)
+					ts -= 30000;	/* nested */
+				perfclock_queue_push(q, (uint32_t)k, ts, rec,
+						     24 + (uint32_t)(seed >> 59) * 7);
+			}
+		}
+		perfclock_queue_round_end(q);
+		t += 20000;
+	}
+	tap_ok(n_alloc == before,
+	       "queue: 200 steady-state rounds (64 sources, 102400 events, mixed sizes, nested) allocate nothing (%lu allocations)",
+	       n_alloc - before);
+	perfclock_queue_free(q);
+
+	before = n_alloc;
+	for (i = 0; i < 1000; i++) {
+		uint64_t v;
+
+		perfclock_read(c, &v);
+		perfclock_read_lower_bound(c, &v);
+	}
+	tap_ok(n_alloc == before, "device: clock reads allocate nothing");
+}
+
+static int count_fds(void)
+{
+	int n = 0, fd;
+
+	for (fd = 0; fd < 1024; fd++)
+		n += fcntl(fd, F_GETFD) != -1;
+	return n;
+}
+
+/* ---- torn-read race ---- */
+
+static volatile int stop;
+/* PERFCLOCK_TEST_SLOW (set for valgrind runs): fewer iterations. */
+static int iters = 300000;
+struct race {
+	struct perfclock *c;
+	unsigned long bad, reads;
+};
+
+static void *writer(void *p)
+{
+	unsigned int k = 0;
+
+	(void)p;
+	while (!stop) {
+		/* Two consistent pairs giving the same clock; a torn mix of
+		 * them gives tsc/2 or tsc*2. */
+		uint32_t shift = (k++ & 1) ? 11 : 10;
+
+		__atomic_store_n(&page.seq, page.seq + 1, __ATOMIC_RELAXED);
+		__atomic_thread_fence(__ATOMIC_RELEASE);
+		__atomic_store_n(&page.tsc_shift, shift, __ATOMIC_RELAXED);
+		for (volatile int d = 0; d < 50; d++)
+			;
+		__atomic_store_n(&page.tsc_mult, 1ULL << shift,
+				 __ATOMIC_RELAXED);
+		__atomic_thread_fence(__ATOMIC_RELEASE);
+		__atomic_store_n(&page.seq, page.seq + 1, __ATOMIC_RELAXED);
+	}
+	return NULL;
+}
+
+static void *reader(void *p)
+{
+	struct race *r = p;
+	int i;
+
+	for (i = 0; i < iters; i++) {
+		uint64_t lo = perfclock_rdtsc_ordered(), v = 0, hi;
+		int err = perfclock_read(r->c, &v);
+
+		hi = perfclock_rdtsc_ordered();
+		r->reads++;
+		/* -EAGAIN never: the library falls back to the ioctl */
+		if (err || v < lo || v > hi)
+			r->bad++;
+	}
+	return NULL;
+}
+
+int main(void)
+{
+	struct perfclock_clock_info info;
+	struct perf_event_attr attr;
+	struct perfclock *c;
+	uint64_t a, b, v, lb;
+	unsigned long before;
+	int i, ok, fds;
+
+#if !defined(__x86_64__) && !defined(__i386__)
+	tap_skip("device: fake page # SKIP the page fast path is x86 only");
+	return tap_exit();
+#endif
+	if (getenv("PERFCLOCK_TEST_SLOW"))
+		iters /= 30;
+	fake_reset();
+	c = perfclock_open("/dev/null");
+	if (!tap_ok(c != NULL, "device: opens a device that answers GET_INFO (errno %d)",
+		    c ? 0 : errno))
+		return tap_exit();
+	tap_ok(n_mmap == 1 && perfclock_get_info(c, &info) == 0 &&
+	       info.backend == PERFCLOCK_BACKEND_DEVICE && info.clockid == -1 &&
+	       (info.flags & PERFCLOCK_CLOCK_PAGE_MAPPED) &&
+	       (info.flags & PERFCLOCK_CLOCK_PAGE_TSC_VALID) &&
+	       !(info.flags & PERFCLOCK_CLOCK_GLOBAL) &&
+	       info.skew_bound_ns == 1000,
+	       "device: maps the page read-only at offset 0; info reports page, TSC, skew bound");
+
+	before = n_get_time;
+	ok = 1;
+	a = 0;
+	for (i = 0; i < iters / 3; i++) {
+		if (perfclock_read(c, &v) || v < a)
+			ok = 0;
+		a = v;
+	}
+	tap_ok(ok && n_get_time == before,
+	       "device: %d page reads, monotonic, zero ioctls (fast path)",
+	       iters / 3);
+
+	perfclock_read(c, &a);
+	tap_ok(perfclock_read_ioctl(c, &v) == 0 && n_get_time == before + 1,
+	       "device: read_ioctl goes through PERFCLOCK_IOC_GET_TIME");
+	perfclock_read(c, &b);
+	tap_ok(a <= v && v <= b, "device: ioctl read is bracketed by page reads");
+
+	page.flags = 0;
+	before = n_get_time;
+	tap_ok(perfclock_read(c, &v) == 0 && n_get_time == before + 1,
+	       "device: page without TSC_VALID: perfclock_read falls back to the ioctl");
+	tap_ok(perfclock_read_lower_bound(c, &lb) == 0 && lb == 5000000 - 1000 &&
+	       n_get_time == before + 1,
+	       "device: lower bound = coarse_ns - skew bound, no ioctl");
+	page.skew_bound_ns = 7000;
+	tap_ok(perfclock_read_lower_bound(c, &lb) == 0 && lb == 5000000 - 7000,
+	       "device: lower bound follows the page's skew bound when it grows");
+	page.skew_bound_ns = 1000;
+	page.flags = PERFCLOCK_PAGE_TSC_VALID;
+	perfclock_read_lower_bound(c, &lb);
+	perfclock_read(c, &v);
+	tap_ok(lb <= v && lb + 1000 >= 5000000,
+	       "device: with TSC_VALID the lower bound is now - skew, below a later exact read");
+
+	page.seq = 7;	/* a writer that never finishes */
+	before = n_get_time;
+	tap_ok(perfclock_read(c, &v) == 0 && n_get_time == before + 1,
+	       "device: page stuck mid-update: bounded retries, then the ioctl");
+	tap_ok(perfclock_read_lower_bound(c, &lb) == 0 && n_get_time == before + 2,
+	       "device: lower bound with a stuck page falls back to the ioctl too");
+	page.seq = 8;
+
+	memset(&attr, 0, sizeof(attr));
+	tap_ok(perfclock_check_attr(c, &attr) == 0,
+	       "device: check_attr accepts events without use_clockid (local_clock)");
+	attr.use_clockid = 1;
+	attr.clockid = CLOCK_MONOTONIC;
+	tap_ok(perfclock_check_attr(c, &attr) == -EINVAL,
+	       "device: check_attr refuses events stamped with CLOCK_MONOTONIC");
+	perfclock_fill_attr(c, &attr);
+	tap_ok(!attr.use_clockid, "device: fill_attr clears use_clockid");
+
+	/* Queue takes the skew bound from the clock at each round. */
+	{
+		struct perfclock_queue_config cfg;
+		struct perfclock_queue *q;
+		struct perfclock_queue_stats st;
+		static int dummy;
+
+		perfclock_queue_config_init(&cfg);
+		cfg.nr_sources = 1;
+		cfg.clock = c;
+		cfg.inflight_ns = 0;
+		cfg.deliver = ignore;
+		cfg.arg = &dummy;
+		q = perfclock_queue_new(&cfg);
+		page.skew_bound_ns = 1000000;
+		perfclock_read(c, &a);
+		perfclock_queue_round_begin(q);
+		perfclock_read(c, &b);
+		perfclock_queue_round_end(q);
+		perfclock_queue_get_stats(q, &st);
+		tap_ok(a - 1000000 - 1 <= st.last_limit &&
+		       st.last_limit <= b - 1000000 - 1,
+		       "device: the queue's horizon is round start - the page's current skew bound");
+		page.skew_bound_ns = 1000;
+		perfclock_queue_free(q);
+	}
+
+	test_steady_state(c);
+
+	/* Race: 2 readers against a writer flipping consistent pairs. */
+	{
+		struct race r[2] = { { c, 0, 0 }, { c, 0, 0 } };
+		pthread_t w, t[2];
+
+		stop = 0;
+		pthread_create(&w, NULL, writer, NULL);
+		for (i = 0; i < 2; i++)
+			pthread_create(&t[i], NULL, reader, &r[i]);
+		for (i = 0; i < 2; i++)
+			pthread_join(t[i], NULL);
+		stop = 1;
+		pthread_join(w, NULL);
+		tap_ok(!r[0].bad && !r[1].bad,
+		       "device: %lu reads from 2 threads racing a page writer: none torn, all bracketed",
+		       r[0].reads + r[1].reads);
+	}
+	perfclock_close(c);
+	tap_ok(n_munmap == 1, "device: close unmaps the page");
+
+	/* Versions and errors. */
+	fds = count_fds();
+	fake_reset();
+	fake_info.abi_version = 2;
+	errno = 0;
+	c = perfclock_open("/dev/null");
+	tap_ok(!c && errno == EPROTO && count_fds() == fds,
+	       "device: another ABI version is EPROTO, fd closed (errno %d)", errno);
+
+	fake_reset();
+	fake_info.page_version = 2;
+	before = n_mmap;
+	c = perfclock_open("/dev/null");
+	v = 0;
+	tap_ok(c && n_mmap == before && perfclock_read(c, &v) == 0 && v,
+	       "device: unknown page version: no mmap, exact reads through the ioctl");
+	perfclock_close(c);
+
+	fake_reset();
+	fail_mmap = 1;
+	c = perfclock_open("/dev/null");
+	tap_ok(c && perfclock_get_info(c, &info) == 0 &&
+	       !(info.flags & PERFCLOCK_CLOCK_PAGE_MAPPED) &&
+	       perfclock_read(c, &v) == 0,
+	       "device: a failed mmap leaves a working ioctl-only clock");
+	perfclock_close(c);
+
+	fake_reset();
+	fail_info_errno = EINVAL;
+	errno = 0;
+	c = perfclock_open("/dev/null");
+	tap_ok(!c && errno == ENOTTY && count_fds() == fds,
+	       "device: GET_INFO refused (EINVAL) means not a perfclock device: ENOTTY");
+	fake_reset();
+	fail_info_errno = EFAULT;
+	errno = 0;
+	c = perfclock_open("/dev/null");
+	tap_ok(!c && errno == EFAULT,
+	       "device: other GET_INFO errors are passed through (EFAULT)");
+	return tap_exit();
+}

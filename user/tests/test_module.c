@@ -1,0 +1,301 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The library against the real module (run in a guest with perfclock.ko
+ * loaded; on a host without /dev/perfclock every check SKIPs, saying so).
+ * Built static by 'make guest' for the QEMU harness.
+ *
+ *  - bracket: a COMM record produced (prctl) between two reads on the same
+ *    CPU has a timestamp between them, for perfclock_read() (page when
+ *    valid) and perfclock_read_ioctl(), with events opened without
+ *    use_clockid (perf stamps them with local_clock());
+ *  - monotonic per path on one CPU;
+ *  - causal across CPUs within the advertised skew bound;
+ *  - the lower bound never exceeds a later exact read on any CPU
+ *    (minus nothing: it already has the skew bound off);
+ *  - check_attr: the device matches attrs without use_clockid only.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <linux/perf_event.h>
+
+#include "libperfclock.h"
+#include "tap.h"
+
+#define BRACKETS	200
+#define RING_PAGES	16
+
+static struct perfclock *clk;
+static const char *who = "module";
+static struct perfclock_clock_info info;
+
+static int pin(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return sched_setaffinity(0, sizeof(set), &set);
+}
+
+struct bracket {
+	uint64_t lo, hi;
+	char name[16];
+};
+
+/* COMM records of this thread, in ring order: match them by name. */
+static int check_brackets(void *base, size_t len, struct perf_event_attr *a,
+			  struct bracket *b, int n, int *found)
+{
+	struct perfclock_ring *r = perfclock_ring_new(base, len, a);
+	struct perfclock_record rec;
+	int bad = 0, i;
+
+	*found = 0;
+	if (!r || perfclock_ring_read_begin(r) < 0)
+		return -1;
+	while (perfclock_ring_read_event(r, &rec) == 1) {
+		const char *comm;
+
+		if (rec.type != PERF_RECORD_COMM || rec.size < 8 + 8 + 16 ||
+		    !(rec.flags & PERFCLOCK_RECORD_HAS_TIME))
+			continue;
+		comm = (const char *)rec.data + 16;
+		for (i = 0; i < n; i++) {
+			if (strncmp(comm, b[i].name, 15))
+				continue;
+			(*found)++;
+			if (rec.time < b[i].lo || rec.time > b[i].hi) {
+				if (!bad)
+					tap_diag("record %llu outside [%llu, %llu]",
+						 (unsigned long long)rec.time,
+						 (unsigned long long)b[i].lo,
+						 (unsigned long long)b[i].hi);
+				bad++;
+			}
+		}
+	}
+	perfclock_ring_read_end(r);
+	perfclock_ring_free(r);
+	return bad;
+}
+
+static void test_bracket(int use_ioctl)
+{
+	static struct bracket b[BRACKETS];
+	struct perf_event_attr a;
+	long pagesz = sysconf(_SC_PAGESIZE);
+	size_t len = (size_t)(1 + RING_PAGES) * (size_t)pagesz;
+	const char *path = use_ioctl ? "ioctl" : "perfclock_read";
+	int fd, i, bad, found, err = 0;
+	void *base;
+
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.type = PERF_TYPE_SOFTWARE;
+	a.config = PERF_COUNT_SW_DUMMY;
+	a.comm = 1;
+	a.sample_id_all = 1;
+	a.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
+	a.disabled = 1;
+	perfclock_fill_attr(clk, &a);
+	fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1,
+			  PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0) {
+		tap_skip("%s: bracket (%s) # SKIP perf_event_open: %s",
+			 who, path, strerror(errno));
+		return;
+	}
+	base = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (base == MAP_FAILED) {
+		tap_ok(0, "%s: bracket (%s): mmap: %s", who, path,
+		       strerror(errno));
+		close(fd);
+		return;
+	}
+	ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
+	for (i = 0; i < BRACKETS; i++) {
+		snprintf(b[i].name, sizeof(b[i].name), "pclk-%c-%d",
+			 use_ioctl ? 'i' : 'p', i);
+		if (use_ioctl)
+			err |= perfclock_read_ioctl(clk, &b[i].lo);
+		else
+			err |= perfclock_read(clk, &b[i].lo);
+		prctl(PR_SET_NAME, b[i].name, 0, 0, 0);
+		if (use_ioctl)
+			err |= perfclock_read_ioctl(clk, &b[i].hi);
+		else
+			err |= perfclock_read(clk, &b[i].hi);
+	}
+	ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
+	bad = check_brackets(base, len, &a, b, BRACKETS, &found);
+	tap_ok(!err && bad == 0 && found == BRACKETS,
+	       "%s: %d COMM records lie between the %s reads around their prctl() on the same CPU (%d found, %d outside)",
+	       who, BRACKETS, path, found, bad);
+	munmap(base, len);
+	close(fd);
+}
+
+static void test_monotonic(void)
+{
+	uint64_t prev = 0, v, lb;
+	int i, back = 0, err = 0, lbad = 0;
+
+	for (i = 0; i < 200000; i++) {
+		err |= perfclock_read(clk, &v);
+		back += v < prev;
+		prev = v;
+	}
+	tap_ok(!err && !back,
+	       "%s: 200000 perfclock_read() on one CPU are monotonic (%d steps back)",
+	       who, back);
+	prev = 0;
+	back = 0;
+	for (i = 0; i < 20000 && info.backend == PERFCLOCK_BACKEND_DEVICE; i++) {
+		err |= perfclock_read_ioctl(clk, &v);
+		back += v < prev;
+		prev = v;
+	}
+	if (info.backend == PERFCLOCK_BACKEND_DEVICE)
+		tap_ok(!err && !back,
+		       "%s: 20000 ioctl reads on one CPU are monotonic (%d steps back)",
+		       who, back);
+	for (i = 0; i < 20000; i++) {
+		err |= perfclock_read_lower_bound(clk, &lb);
+		err |= perfclock_read(clk, &v);
+		lbad += lb > v;
+	}
+	tap_ok(!err && !lbad,
+	       "%s: the lower bound never exceeds a later exact read (%d violations)",
+	       who, lbad);
+}
+
+/* Cross-CPU: B reads after seeing A's read; B + skew >= A. */
+static volatile uint64_t mailbox;
+static volatile int turn, done;
+static int cross_bad, cross_n;
+static uint64_t cross_worst;
+
+static void *side_b(void *arg)
+{
+	int cpu = *(int *)arg;
+	uint64_t v, a;
+
+	pin(cpu);
+	while (!done) {
+		if (__atomic_load_n(&turn, __ATOMIC_ACQUIRE) != 1)
+			continue;
+		a = mailbox;
+		perfclock_read(clk, &v);
+		if (v + info.skew_bound_ns < a)
+			cross_bad++;
+		if (a > v && a - v > cross_worst)
+			cross_worst = a - v;
+		cross_n++;
+		__atomic_store_n(&turn, 0, __ATOMIC_RELEASE);
+	}
+	return NULL;
+}
+
+static void test_cross_cpu(void)
+{
+	int ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN), cpu_b = 1, i;
+	struct timespec t0, t1;
+	pthread_t th;
+	uint64_t v;
+
+	if (ncpu < 2) {
+		tap_skip("%s: cross-CPU causality # SKIP one CPU online", who);
+		return;
+	}
+	pin(0);
+	pthread_create(&th, NULL, side_b, &cpu_b);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (i = 0; i < 100000; i++) {
+		/* bounded: spinning pairs crawl on an overloaded host */
+		if (!(i & 1023)) {
+			clock_gettime(CLOCK_MONOTONIC, &t1);
+			if (t1.tv_sec - t0.tv_sec > 3)
+				break;
+		}
+		while (__atomic_load_n(&turn, __ATOMIC_ACQUIRE) != 0)
+			;
+		perfclock_read(clk, &v);
+		mailbox = v;
+		__atomic_store_n(&turn, 1, __ATOMIC_RELEASE);
+	}
+	while (__atomic_load_n(&turn, __ATOMIC_ACQUIRE) != 0)
+		;
+	done = 1;
+	pthread_join(th, NULL);
+	tap_ok(cross_bad == 0 && cross_n > 1000,
+	       "%s: %d handoffs CPU 0 -> 1: later reads never below earlier ones by more than the skew bound %llu ns (worst step back %llu ns)",
+	       who, cross_n, (unsigned long long)info.skew_bound_ns,
+	       (unsigned long long)cross_worst);
+}
+
+int main(int argc, char **argv)
+{
+	/* "clockid": the same checks on the host's CLOCK_MONOTONIC backend */
+	int host = argc > 1 && !strcmp(argv[1], "clockid");
+	struct perf_event_attr a;
+
+	if (host) {
+		who = "clockid";
+		clk = perfclock_open_clockid(CLOCK_MONOTONIC);
+		if (!clk || perfclock_get_info(clk, &info)) {
+			tap_ok(0, "clockid: open");
+			return tap_exit();
+		}
+		pin(0);
+		test_bracket(0);
+		test_monotonic();
+		test_cross_cpu();
+		perfclock_close(clk);
+		return tap_exit();
+	}
+	clk = perfclock_open(NULL);
+	if (!clk) {
+		tap_skip("module: all checks # SKIP perfclock_open(NULL): %s (module not loaded?)",
+			 strerror(errno));
+		return tap_exit();
+	}
+	tap_ok(perfclock_get_info(clk, &info) == 0 &&
+	       info.backend == PERFCLOCK_BACKEND_DEVICE,
+	       "module: opened /dev/perfclock");
+	tap_diag("regime: %s, skew bound %llu ns, measured %llu ns, page %s, TSC %s",
+		 (info.flags & PERFCLOCK_CLOCK_GLOBAL) ? "stable" : "unstable",
+		 (unsigned long long)info.skew_bound_ns,
+		 (unsigned long long)info.measured_skew_ns,
+		 (info.flags & PERFCLOCK_CLOCK_PAGE_MAPPED) ? "mapped" : "none",
+		 (info.flags & PERFCLOCK_CLOCK_PAGE_TSC_VALID) ? "valid" : "invalid");
+	tap_ok(((info.flags & PERFCLOCK_CLOCK_GLOBAL) != 0) ==
+	       (info.skew_bound_ns == 0),
+	       "module: skew bound is zero exactly when sched_clock is stable");
+
+	memset(&a, 0, sizeof(a));
+	tap_ok(perfclock_check_attr(clk, &a) == 0,
+	       "module: check_attr accepts an event without use_clockid");
+	a.use_clockid = 1;
+	a.clockid = CLOCK_MONOTONIC;
+	tap_ok(perfclock_check_attr(clk, &a) == -EINVAL,
+	       "module: check_attr refuses a use_clockid event");
+
+	pin(0);
+	test_bracket(0);
+	test_bracket(1);
+	test_monotonic();
+	test_cross_cpu();
+	perfclock_close(clk);
+	return tap_exit();
+}

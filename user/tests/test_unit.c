@@ -1,0 +1,1080 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * Unit tests: the clock backends' host-testable paths, the page reader on
+ * a fake page, the ring reader on hand-made rings (wrap, LOST, every kind
+ * of corruption), the queue's mechanics (order, stragglers, memory cap,
+ * callbacks), and the scenarios from the 2013 thread with each rule's
+ * verdict.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <linux/perf_event.h>
+
+#include "libperfclock.h"
+#include "perfclock_page.h"
+#include "tap.h"
+#include "synth.h"
+
+/* ------------------------------------------------------------------ */
+/* Clock                                                               */
+/* ------------------------------------------------------------------ */
+
+static void test_open_errors(void)
+{
+	struct perfclock *c;
+	struct stat st;
+
+	errno = 0;
+	c = perfclock_open("/nonexistent/perfclock");
+	tap_ok(!c && errno == ENOENT,
+	       "clock: open of a missing path fails with ENOENT (errno %d)",
+	       errno);
+
+	if (stat(PERFCLOCK_DEFAULT_PATH, &st) == 0) {
+		tap_skip("clock: open(NULL) without the module # SKIP %s exists",
+			 PERFCLOCK_DEFAULT_PATH);
+	} else {
+		errno = 0;
+		c = perfclock_open(NULL);
+		tap_ok(!c && errno == ENOENT,
+		       "clock: open(NULL) without the module fails with ENOENT (errno %d)",
+		       errno);
+	}
+
+	errno = 0;
+	c = perfclock_open("/dev/null");
+	tap_ok(!c && errno == ENOTTY,
+	       "clock: /dev/null is not a perfclock device: ENOTTY (errno %d)",
+	       errno);
+	errno = 0;
+	c = perfclock_open("/dev/zero");
+	tap_ok(!c && errno == ENOTTY,
+	       "clock: /dev/zero is not a perfclock device: ENOTTY (errno %d)",
+	       errno);
+	errno = 0;
+	c = perfclock_open("/proc/self/status");
+	tap_ok(!c && errno == ENOTTY,
+	       "clock: a regular file is not a perfclock device: ENOTTY (errno %d)",
+	       errno);
+	errno = 0;
+	c = perfclock_open("/");
+	tap_ok(!c && errno == ENOTTY,
+	       "clock: a directory is not a perfclock device: ENOTTY (errno %d)",
+	       errno);
+
+	{
+		char fifo[] = "/tmp/perfclock-test-fifo-XXXXXX";
+		int fd = mkstemp(fifo);
+
+		if (fd >= 0) {
+			close(fd);
+			unlink(fifo);
+		}
+		if (fd >= 0 && mkfifo(fifo, 0600) == 0) {
+			errno = 0;
+			c = perfclock_open(fifo);
+			tap_ok(!c && errno == ENOTTY,
+			       "clock: a FIFO is refused (ENOTTY) without blocking the open");
+			unlink(fifo);
+		} else {
+			tap_skip("clock: FIFO # SKIP cannot create a FIFO in /tmp");
+		}
+	}
+
+	errno = 0;
+	c = perfclock_open_clockid(CLOCK_PROCESS_CPUTIME_ID);
+	tap_ok(!c && errno == EINVAL,
+	       "clock: clockid backend refuses a clock perf cannot stamp with");
+	tap_ok(perfclock_read(NULL, NULL) == -EINVAL &&
+	       perfclock_read_ioctl(NULL, NULL) == -EINVAL &&
+	       perfclock_read_lower_bound(NULL, NULL) == -EINVAL,
+	       "clock: NULL arguments give -EINVAL");
+	perfclock_close(NULL);
+}
+
+static uint64_t mono_ns(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+struct mono_arg {
+	struct perfclock *c;
+	int backwards;
+	int errors;
+};
+
+static void *mono_thread(void *p)
+{
+	struct mono_arg *a = p;
+	uint64_t prev = 0, v;
+	int i;
+
+	for (i = 0; i < 200000; i++) {
+		if (perfclock_read(a->c, &v)) {
+			a->errors++;
+			continue;
+		}
+		if (v < prev)
+			a->backwards++;
+		prev = v;
+	}
+	return NULL;
+}
+
+static void test_clockid_backend(void)
+{
+	struct perfclock_clock_info info;
+	struct perf_event_attr attr;
+	struct mono_arg a[2];
+	pthread_t th[2];
+	uint64_t lo, v, hi, lb;
+	struct perfclock *c;
+	int i, bad;
+
+	c = perfclock_open_clockid(CLOCK_MONOTONIC);
+	if (!tap_ok(c != NULL, "clock: clockid backend opens CLOCK_MONOTONIC"))
+		return;
+
+	lo = mono_ns(CLOCK_MONOTONIC);
+	tap_ok(perfclock_read(c, &v) == 0, "clock: clockid read succeeds");
+	hi = mono_ns(CLOCK_MONOTONIC);
+	tap_ok(lo <= v && v <= hi,
+	       "clock: clockid read is bracketed by clock_gettime (%llu <= %llu <= %llu)",
+	       (unsigned long long)lo, (unsigned long long)v,
+	       (unsigned long long)hi);
+
+	bad = 0;
+	for (i = 0; i < 10000; i++) {
+		if (perfclock_read_lower_bound(c, &lb) ||
+		    perfclock_read(c, &v) || lb > v)
+			bad++;
+	}
+	tap_ok(bad == 0,
+	       "clock: lower bound never exceeds a later exact read (%d violations)",
+	       bad);
+	tap_ok(perfclock_read_ioctl(c, &v) == -EOPNOTSUPP,
+	       "clock: ioctl read on the clockid backend is -EOPNOTSUPP");
+
+	memset(&info, 0xff, sizeof(info));
+	tap_ok(perfclock_get_info(c, &info) == 0 &&
+	       info.backend == PERFCLOCK_BACKEND_CLOCKID &&
+	       info.clockid == CLOCK_MONOTONIC && info.skew_bound_ns == 0 &&
+	       (info.flags & PERFCLOCK_CLOCK_GLOBAL) &&
+	       !(info.flags & PERFCLOCK_CLOCK_SETTABLE),
+	       "clock: info of CLOCK_MONOTONIC: clockid backend, global, zero skew");
+
+	memset(&attr, 0, sizeof(attr));
+	tap_ok(perfclock_check_attr(c, &attr) == -EINVAL,
+	       "clock: attr without use_clockid is detected as the wrong clock");
+	attr.use_clockid = 1;
+	attr.clockid = CLOCK_MONOTONIC_RAW;
+	tap_ok(perfclock_check_attr(c, &attr) == -EINVAL,
+	       "clock: attr with another clockid is detected as the wrong clock");
+	memset(&attr, 0, sizeof(attr));
+	perfclock_fill_attr(c, &attr);
+	tap_ok(attr.use_clockid == 1 && attr.clockid == CLOCK_MONOTONIC &&
+	       perfclock_check_attr(c, &attr) == 0,
+	       "clock: fill_attr makes an attr that check_attr accepts");
+
+	for (i = 0; i < 2; i++) {
+		a[i].c = c;
+		a[i].backwards = a[i].errors = 0;
+		pthread_create(&th[i], NULL, mono_thread, &a[i]);
+	}
+	for (i = 0; i < 2; i++)
+		pthread_join(th[i], NULL);
+	tap_ok(!a[0].backwards && !a[1].backwards && !a[0].errors &&
+	       !a[1].errors,
+	       "clock: concurrent reads from 2 threads are monotonic per thread");
+	perfclock_close(c);
+
+	c = perfclock_open_clockid(CLOCK_REALTIME);
+	tap_ok(c && perfclock_get_info(c, &info) == 0 &&
+	       (info.flags & PERFCLOCK_CLOCK_SETTABLE),
+	       "clock: CLOCK_REALTIME is flagged as settable");
+	perfclock_close(c);
+	c = perfclock_open_clockid(CLOCK_MONOTONIC_RAW);
+	tap_ok(c && perfclock_read_lower_bound(c, &lb) == 0 &&
+	       perfclock_read(c, &v) == 0 && lb <= v,
+	       "clock: CLOCK_MONOTONIC_RAW (no coarse variant) lower bound <= read");
+	perfclock_close(c);
+}
+
+/* The page reader from perfclock_page.h on a fake page. */
+static void test_page_reader(void)
+{
+	static struct perfclock_page pg;
+	struct perfclock_page_sample s;
+	uint64_t ns, tsc0, tsc1;
+
+	memset(&pg, 0, sizeof(pg));
+	pg.seq = 1;	/* writer in progress forever */
+	tap_ok(perfclock_page_sample(&pg, &s) == -EAGAIN,
+	       "page: a page stuck mid-update gives -EAGAIN after bounded retries");
+	pg.seq = 2;
+	pg.coarse_ns = 12345;
+	tap_ok(perfclock_page_read_now(&pg, &ns) == -EOPNOTSUPP &&
+	       perfclock_page_sample(&pg, &s) == 0 && s.coarse_ns == 12345,
+	       "page: without TSC_VALID read_now refuses, coarse value still served");
+#if defined(__x86_64__) || defined(__i386__)
+	pg.flags = PERFCLOCK_PAGE_TSC_VALID;
+	pg.tsc_mult = 1u << 10;	/* 1 ns per tick */
+	pg.tsc_shift = 10;
+	pg.tsc_offset = 0;
+	tsc0 = perfclock_rdtsc_ordered();
+	ns = 0;
+	tap_ok(perfclock_page_read_now(&pg, &ns) == 0, "page: TSC_VALID page serves now");
+	tsc1 = perfclock_rdtsc_ordered();
+	tap_ok(tsc0 <= ns && ns <= tsc1,
+	       "page: conversion with mult=1<<shift is the TSC itself, bracketed");
+	pg.seq = 3;
+	tap_ok(perfclock_page_read_now(&pg, &ns) == -EAGAIN,
+	       "page: read_now on a page stuck mid-update gives -EAGAIN (bounded)");
+	pg.seq = 4;
+	pg.flags = 0;
+	tap_ok(perfclock_page_read_now(&pg, &ns) == -EOPNOTSUPP,
+	       "page: read_now without TSC_VALID is -EOPNOTSUPP (caller takes the ioctl)");
+#else
+	(void)tsc0;
+	(void)tsc1;
+	tap_skip("page: TSC conversion # SKIP not x86");
+#endif
+}
+
+/* ------------------------------------------------------------------ */
+/* Ring reader                                                         */
+/* ------------------------------------------------------------------ */
+
+#define FAKE_PAGE	4096
+#define FAKE_DATA	4096
+
+struct fake_ring {
+	union {
+		struct perf_event_mmap_page pg;
+		unsigned char page[FAKE_PAGE];
+	} u;
+	unsigned char data[FAKE_DATA];
+	uint64_t wpos;	/* writer position */
+};
+
+static void fake_init(struct fake_ring *f, uint64_t start)
+{
+	memset(f, 0, sizeof(*f));
+	f->u.pg.data_offset = FAKE_PAGE;
+	f->u.pg.data_size = FAKE_DATA;
+	f->u.pg.data_head = f->u.pg.data_tail = start;
+	f->wpos = start;
+}
+
+/* Write a record of 'size' bytes: header, then filler bytes. */
+static void fake_write(struct fake_ring *f, uint32_t type, uint32_t size,
+		       const void *body, size_t body_len)
+{
+	unsigned char buf[512];
+	struct perf_event_header h = { .type = type, .misc = 0,
+				       .size = (uint16_t)size };
+	uint32_t i;
+
+	memset(buf, 0xab, sizeof(buf));
+	memcpy(buf, &h, sizeof(h));
+	if (body)
+		memcpy(buf + sizeof(h), body, body_len);
+	for (i = 0; i < size && i < sizeof(buf); i++)
+		f->data[(f->wpos + i) % FAKE_DATA] = buf[i];
+	f->wpos += size;
+}
+
+static void fake_publish(struct fake_ring *f)
+{
+	f->u.pg.data_head = f->wpos;
+}
+
+/* A SAMPLE with sample_type TID|TIME: header, pid/tid, time. */
+static void fake_sample(struct fake_ring *f, uint64_t time)
+{
+	uint64_t body[2] = { 0x0000002a0000002aULL, time };
+
+	fake_write(f, PERF_RECORD_SAMPLE, 24, body, sizeof(body));
+}
+
+static int drain(struct perfclock_ring *r, uint64_t *times, int max,
+		 int *wrapped, int *err)
+{
+	struct perfclock_record rec;
+	int n = 0, ret;
+
+	*err = 0;
+	*wrapped = 0;
+	if (perfclock_ring_read_begin(r) < 0) {
+		*err = 1;
+		return 0;
+	}
+	while ((ret = perfclock_ring_read_event(r, &rec)) == 1) {
+		if (n < max)
+			times[n] = (rec.flags & PERFCLOCK_RECORD_HAS_TIME) ?
+				rec.time : ~0ULL;
+		if (rec.flags & PERFCLOCK_RECORD_WRAPPED)
+			(*wrapped)++;
+		n++;
+		if (n > 10000)
+			break;	/* a loop: the test fails below */
+	}
+	if (ret < 0)
+		*err = ret;
+	perfclock_ring_read_end(r);
+	return n;
+}
+
+static void test_ring_basic(void)
+{
+	static struct fake_ring f;
+	struct perfclock_ring_stats st;
+	struct perf_event_attr attr;
+	struct perfclock_ring *r;
+	uint64_t t[64];
+	int n, wrapped, err, i, sorted;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
+	attr.sample_id_all = 1;
+
+	/* Start near the end so records wrap. */
+	fake_init(&f, 4 * FAKE_DATA - 40);
+	r = perfclock_ring_new(&f, sizeof(f.u) + FAKE_DATA, &attr);
+	if (!tap_ok(r != NULL, "ring: wraps a one-page header + power-of-two data area"))
+		return;
+	for (i = 0; i < 10; i++)
+		fake_sample(&f, 1000 + i);
+	fake_publish(&f);
+	n = drain(r, t, 64, &wrapped, &err);
+	sorted = 1;
+	for (i = 0; i < n && i < 10; i++)
+		sorted &= t[i] == (uint64_t)(1000 + i);
+	tap_ok(n == 10 && !err && sorted,
+	       "ring: reads 10 samples with their times across the end of the buffer (n=%d err=%d)",
+	       n, err);
+	tap_ok(wrapped == 1,
+	       "ring: the one record straddling the end is copied out whole (%d)",
+	       wrapped);
+	tap_ok(f.u.pg.data_tail == f.wpos,
+	       "ring: read_end stores data_tail = consumed position");
+
+	/* LOST: { id, lost, sample_id { pid,tid, time } }. */
+	{
+		uint64_t body[4] = { 7, 33, 0x0000002a0000002aULL, 2000 };
+		uint64_t ls[3] = { 5, 0x0000002a0000002aULL, 2001 };
+
+		fake_write(&f, PERF_RECORD_LOST, 40, body, sizeof(body));
+		fake_write(&f, PERF_RECORD_LOST_SAMPLES, 32, ls, sizeof(ls));
+		fake_publish(&f);
+	}
+	n = drain(r, t, 64, &wrapped, &err);
+	perfclock_ring_get_stats(r, &st);
+	tap_ok(n == 2 && st.lost_records == 1 && st.lost == 33 &&
+	       st.lost_samples == 5,
+	       "ring: PERF_RECORD_LOST(33) and LOST_SAMPLES(5) are counted and surfaced");
+	tap_ok(n == 2 && t[0] == 2000 && t[1] == 2001,
+	       "ring: non-sample records take their time from sample_id (sample_id_all)");
+
+	/* Empty pass. */
+	n = drain(r, t, 64, &wrapped, &err);
+	tap_ok(n == 0 && !err, "ring: an empty ring reads nothing, no error");
+	perfclock_ring_free(r);
+
+	errno = 0;
+	r = perfclock_ring_new(&f, sizeof(f.u) + FAKE_DATA - 8, NULL);
+	tap_ok(!r && errno == EINVAL,
+	       "ring: a header page describing more data than mapped is refused (EINVAL)");
+	perfclock_ring_free(r);
+	f.u.pg.data_size = 3000;
+	errno = 0;
+	r = perfclock_ring_new(&f, sizeof(f.u) + FAKE_DATA, NULL);
+	tap_ok(!r && errno == EINVAL,
+	       "ring: a data area that is not a power of two is refused (EINVAL)");
+}
+
+/* Each corruption must give -EBADMSG, no loop, no overread (ASan). */
+static void test_ring_corrupt(void)
+{
+	static struct fake_ring f;
+	struct perfclock_ring_stats st;
+	struct perfclock_ring *r;
+	uint64_t t[16];
+	int n, wrapped, err, k;
+	const struct {
+		const char *what;
+		uint32_t size;
+		uint64_t head_adj;	/* data_head beyond what is written */
+	} cases[] = {
+		{ "size 0", 0, 0 },
+		{ "size smaller than a header (4)", 4, 0 },
+		{ "size not a multiple of 8 (20)", 20, 0 },
+		{ "size larger than what head says is there", 64, 0 },
+		{ "size larger than the ring", 0, 0 },
+	};
+
+	for (k = 0; k < (int)(sizeof(cases) / sizeof(cases[0])); k++) {
+		fake_init(&f, 0);
+		r = perfclock_ring_new(&f, sizeof(f.u) + FAKE_DATA, NULL);
+		if (!r)
+			continue;
+		fake_sample(&f, 1);
+		if (k == 4) {
+			/* header says 8 KiB > ring (4 KiB); head says so too */
+			struct perf_event_header h = { PERF_RECORD_SAMPLE, 0,
+						       8192 };
+
+			memcpy(f.data + f.wpos, &h, sizeof(h));
+			f.wpos += FAKE_DATA - 24;
+		} else if (k == 3) {
+			struct perf_event_header h = { PERF_RECORD_SAMPLE, 0,
+						       64 };
+
+			memcpy(f.data + f.wpos, &h, sizeof(h));
+			f.wpos += 16;	/* only 16 bytes published */
+		} else {
+			struct perf_event_header h = { PERF_RECORD_SAMPLE, 0,
+						       (uint16_t)cases[k].size };
+
+			memcpy(f.data + f.wpos, &h, sizeof(h));
+			f.wpos += 24;
+		}
+		fake_publish(&f);
+		n = drain(r, t, 16, &wrapped, &err);
+		perfclock_ring_get_stats(r, &st);
+		tap_ok(n == 1 && err == -EBADMSG && st.errors == 1,
+		       "ring: corrupt header (%s) is an error for the ring after the good record (n=%d err=%d)",
+		       cases[k].what, n, err);
+		/* Sticky until reset, then usable again. */
+		n = drain(r, t, 16, &wrapped, &err);
+		tap_ok(n == 0 && err, "ring: error is sticky (%s)", cases[k].what);
+		perfclock_ring_reset(r);
+		fake_sample(&f, 2);
+		fake_publish(&f);
+		n = drain(r, t, 16, &wrapped, &err);
+		tap_ok(n == 1 && !err && t[0] == ~0ULL,
+		       "ring: reset skips to head and reading resumes (%s)",
+		       cases[k].what);
+		perfclock_ring_free(r);
+	}
+
+	/* head - tail inconsistent: more than the ring, or behind. */
+	fake_init(&f, 0);
+	r = perfclock_ring_new(&f, sizeof(f.u) + FAKE_DATA, NULL);
+	f.u.pg.data_head = FAKE_DATA + 8;
+	tap_ok(r && perfclock_ring_read_begin(r) == -EBADMSG,
+	       "ring: head more than a ring ahead of tail is an error");
+	perfclock_ring_free(r);
+	fake_init(&f, 4096);
+	r = perfclock_ring_new(&f, sizeof(f.u) + FAKE_DATA, NULL);
+	f.u.pg.data_head = 4000;
+	tap_ok(r && perfclock_ring_read_begin(r) == -EBADMSG,
+	       "ring: head behind tail is an error");
+	perfclock_ring_free(r);
+	fake_init(&f, 0);
+	r = perfclock_ring_new(&f, sizeof(f.u) + FAKE_DATA, NULL);
+	f.u.pg.data_head = 12;
+	tap_ok(r && perfclock_ring_read_begin(r) == -EBADMSG,
+	       "ring: a head that is not 8-byte aligned is an error");
+	perfclock_ring_free(r);
+}
+
+/* ------------------------------------------------------------------ */
+/* Queue mechanics                                                     */
+/* ------------------------------------------------------------------ */
+
+struct collect {
+	uint64_t t[256];
+	uint32_t flags[256];
+	uint32_t id[256];
+	int n;
+	int stop_at;
+};
+
+static int collect_cb(void *arg, const struct perfclock_event *ev)
+{
+	struct collect *c = arg;
+
+	if (c->stop_at && c->n == c->stop_at)
+		return -EINTR;
+	if (c->n < 256) {
+		c->t[c->n] = ev->time;
+		c->flags[c->n] = ev->flags;
+		c->id[c->n] = 0;
+		if (ev->size == 4)
+			memcpy(&c->id[c->n], ev->data, 4);
+	}
+	c->n++;
+	return 0;
+}
+
+static struct perfclock_queue *mkq(uint32_t rule, uint32_t nsrc,
+				   struct collect *c)
+{
+	struct perfclock_queue_config cfg;
+
+	perfclock_queue_config_init(&cfg);
+	cfg.rule = rule;
+	cfg.nr_sources = nsrc;
+	cfg.deliver = collect_cb;
+	cfg.arg = c;
+	cfg.skew_bound_ns = 0;
+	cfg.inflight_ns = 0;
+	memset(c, 0, sizeof(*c));
+	return perfclock_queue_new(&cfg);
+}
+
+static void test_queue_basic(void)
+{
+	struct perfclock_queue_stats st;
+	struct perfclock_queue_config cfg;
+	struct perfclock_queue *q;
+	struct collect c;
+	uint32_t id;
+	int i, ok;
+	/* source 0 in order; source 1 with records nested out of order */
+	const struct { uint32_t s; uint64_t t; } in[] = {
+		{ 0, 10 }, { 1, 30 }, { 1, 20 }, { 0, 40 }, { 1, 25 },
+		{ 1, 50 }, { 1, 45 }, { 0, 45 }, { 0, 5 + 40 }, { 1, 60 },
+	};
+	const uint64_t want[] = { 10, 20, 25, 30, 40, 45, 45, 45, 50, 60 };
+
+	perfclock_queue_config_init(&cfg);
+	cfg.nr_sources = 0;
+	cfg.deliver = collect_cb;
+	errno = 0;
+	tap_ok(!perfclock_queue_new(&cfg) && errno == EINVAL,
+	       "queue: zero sources is EINVAL");
+	cfg.nr_sources = 1;
+	cfg.rule = 99;
+	tap_ok(!perfclock_queue_new(&cfg) && errno == EINVAL,
+	       "queue: an unknown rule is EINVAL");
+
+	q = mkq(PERFCLOCK_RULE_OURS, 2, &c);
+	if (!tap_ok(q != NULL, "queue: created"))
+		return;
+	tap_ok(perfclock_queue_push(q, 2, 1, &id, 4) == -EINVAL,
+	       "queue: push to a source out of range is -EINVAL");
+	tap_ok(perfclock_queue_round_begin(q) == -EINVAL,
+	       "queue: round_begin without a clock is -EINVAL (use round_begin_at)");
+	for (i = 0; i < 10; i++) {
+		id = (uint32_t)i;
+		perfclock_queue_push(q, in[i].s, in[i].t, &id, 4);
+	}
+	perfclock_queue_get_stats(q, &st);
+	tap_ok(st.out_of_order_in_source == 2 && st.queued == 10,
+	       "queue: out-of-order pushes within a source are detected (%llu)",
+	       (unsigned long long)st.out_of_order_in_source);
+	perfclock_queue_flush_all(q);
+	ok = c.n == 10;
+	for (i = 0; ok && i < 10; i++)
+		ok = c.t[i] == want[i];
+	tap_ok(ok, "queue: records out of order within a source come out sorted");
+	/* ties keep push order: the three 45s are ids 6, 7, 8 */
+	tap_ok(c.id[5] == 6 && c.id[6] == 7 && c.id[7] == 8,
+	       "queue: equal timestamps keep push order");
+	perfclock_queue_get_stats(q, &st);
+	tap_ok(st.queued == 0 && st.mem_bytes == 0 && st.emitted == 10,
+	       "queue: empty after flush_all, memory accounting back to zero");
+	perfclock_queue_free(q);
+
+	/* Round semantics of OURS with zero margin: strictly below start. */
+	q = mkq(PERFCLOCK_RULE_OURS, 1, &c);
+	perfclock_queue_round_begin_at(q, 100);
+	for (i = 98; i <= 101; i++) {
+		id = (uint32_t)i;
+		perfclock_queue_push(q, 0, (uint64_t)i, &id, 4);
+	}
+	tap_ok(perfclock_queue_round_end(q) == 2 && c.n == 2 && c.t[1] == 99,
+	       "queue: ours with zero margin emits strictly below the round start");
+	id = 99;
+	perfclock_queue_push(q, 0, 99, &id, 4);
+	id = 50;
+	perfclock_queue_push(q, 0, 50, &id, 4);
+	perfclock_queue_get_stats(q, &st);
+	tap_ok(st.late == 1 && st.worst_lateness_ns == 49 && c.n == 3 &&
+	       (c.flags[2] & PERFCLOCK_EVENT_LATE) && c.t[2] == 50,
+	       "queue: a late event is delivered at once, flagged, counted with its lateness");
+	tap_ok(st.below_horizon == 1,
+	       "queue: pushes below the last flush limit are counted (perf's warning) (%llu)",
+	       (unsigned long long)st.below_horizon);
+	perfclock_queue_free(q);
+
+	/* Callback stop. */
+	q = mkq(PERFCLOCK_RULE_AHERN, 1, &c);
+	c.stop_at = 2;
+	perfclock_queue_round_begin_at(q, 1000);
+	for (i = 0; i < 5; i++) {
+		id = (uint32_t)i;
+		perfclock_queue_push(q, 0, (uint64_t)i, &id, 4);
+	}
+	tap_ok(perfclock_queue_round_end(q) == -EINTR,
+	       "queue: a callback's error stops the flush and is returned");
+	perfclock_queue_get_stats(q, &st);
+	c.stop_at = 0;
+	tap_ok(st.queued == 2 && perfclock_queue_flush_all(q) == 2,
+	       "queue: events not delivered stay queued (%llu)",
+	       (unsigned long long)st.queued);
+	perfclock_queue_free(q);
+}
+
+static void test_queue_memcap(void)
+{
+	struct perfclock_queue_config cfg;
+	struct perfclock_queue_stats st;
+	struct perfclock_queue *q;
+	struct synth_rec rec;
+	uint32_t i, id;
+	int ok = 1;
+
+	synth_rec_init(&rec, 1000);
+	perfclock_queue_config_init(&cfg);
+	cfg.nr_sources = 4;
+	cfg.deliver = synth_rec_deliver;
+	cfg.arg = &rec;
+	cfg.mem_cap_bytes = 4096;
+	q = perfclock_queue_new(&cfg);
+	/* No round ever ends: only the cap can emit. Source 3 lags by 500. */
+	for (i = 0; i < 1000; i++) {
+		id = i;
+		if (perfclock_queue_push(q, i % 4,
+					 1000 + i - (i % 4 == 3 ? 500 : 0),
+					 &id, 4))
+			ok = 0;
+		perfclock_queue_get_stats(q, &st);
+		if (st.mem_bytes > cfg.mem_cap_bytes)
+			ok = 0;
+	}
+	perfclock_queue_get_stats(q, &st);
+	tap_ok(ok && st.forced > 0 && st.mem_peak_bytes <= 4096,
+	       "queue: memory cap holds (peak %llu <= 4096) by force-flushing the oldest (%llu forced)",
+	       (unsigned long long)st.mem_peak_bytes,
+	       (unsigned long long)st.forced);
+	rec.in_final = 1;
+	perfclock_queue_flush_all(q);
+	perfclock_queue_get_stats(q, &st);
+	tap_ok(synth_rec_missing(&rec) == 0 && rec.unsorted == 0 &&
+	       rec.late == st.late && rec.forced == st.forced && !rec.bad_late,
+	       "queue: under the cap nothing is lost, in-order output sorted, late events (%llu) all flagged",
+	       (unsigned long long)st.late);
+	perfclock_queue_free(q);
+	synth_rec_free(&rec);
+}
+
+/* ------------------------------------------------------------------ */
+/* Scenarios from the thread                                           */
+/* ------------------------------------------------------------------ */
+
+struct spush {
+	uint32_t src;
+	uint64_t t;
+};
+
+struct sround {
+	uint64_t start;
+	struct spush p[8];
+	int n;
+};
+
+struct verdict {
+	uint64_t late, worst, emitted_in_rounds, queued_peak;
+	size_t missing, unsorted;
+};
+
+static struct verdict run_script(int rule, uint32_t nsrc,
+				 const struct sround *r, int nr,
+				 uint64_t skew, uint64_t inflight,
+				 uint32_t flags)
+{
+	struct perfclock_queue_config cfg;
+	struct perfclock_queue_stats st;
+	struct perfclock_queue *q;
+	struct synth_rec rec;
+	struct verdict v;
+	uint32_t id = 0;
+	size_t total = 0;
+	int i, k;
+
+	for (i = 0; i < nr; i++)
+		total += (size_t)r[i].n;
+	synth_rec_init(&rec, total);
+	perfclock_queue_config_init(&cfg);
+	cfg.rule = (uint32_t)rule;
+	cfg.nr_sources = nsrc;
+	cfg.deliver = synth_rec_deliver;
+	cfg.arg = &rec;
+	cfg.skew_bound_ns = skew;
+	cfg.inflight_ns = inflight;
+	cfg.flags = flags;
+	q = perfclock_queue_new(&cfg);
+	memset(&v, 0, sizeof(v));
+	if (!q)
+		abort();
+	for (i = 0; i < nr; i++) {
+		perfclock_queue_round_begin_at(q, r[i].start);
+		for (k = 0; k < r[i].n; k++, id++)
+			perfclock_queue_push(q, r[i].p[k].src, r[i].p[k].t,
+					     &id, 4);
+		perfclock_queue_round_end(q);
+		perfclock_queue_get_stats(q, &st);
+		if (st.queued > v.queued_peak)
+			v.queued_peak = st.queued;
+	}
+	rec.in_final = 1;
+	perfclock_queue_flush_all(q);
+	perfclock_queue_get_stats(q, &st);
+	v.late = st.late;
+	v.worst = st.worst_lateness_ns;
+	v.emitted_in_rounds = rec.emitted_before_final;
+	v.missing = synth_rec_missing(&rec);
+	v.unsorted = rec.unsorted;
+	if (rec.late != st.late || rec.bad_late)
+		v.missing++;	/* accounting broken: make it fail */
+	perfclock_queue_free(q);
+	synth_rec_free(&rec);
+	return v;
+}
+
+/* Expectation per rule: 1 late events, 0 none, -1 no claim (reported). */
+static void judge(const char *scen, const struct verdict *v, const int *expect)
+{
+	int rule;
+
+	for (rule = 0; rule < PERFCLOCK_RULE__MAX; rule++) {
+		const struct verdict *x = &v[rule];
+		const char *name = perfclock_rule_name(rule);
+		int sane = x->missing == 0 && x->unsorted == 0;
+
+		if (expect[rule] == 0)
+			tap_ok(sane && x->late == 0 && x->emitted_in_rounds > 0,
+			       "%s: %s has zero late events and makes progress (%llu emitted in rounds)",
+			       scen, name,
+			       (unsigned long long)x->emitted_in_rounds);
+		else if (expect[rule] == 1)
+			tap_ok(sane && x->late > 0,
+			       "%s: %s has late events, as predicted (%llu, worst %llu ns)",
+			       scen, name, (unsigned long long)x->late,
+			       (unsigned long long)x->worst);
+		else
+			tap_ok(sane,
+			       "%s: %s delivers everything once, sorted (late %llu, emitted in rounds %llu)",
+			       scen, name, (unsigned long long)x->late,
+			       (unsigned long long)x->emitted_in_rounds);
+	}
+}
+
+#define US 1000ULL
+
+/*
+ * Schuchart's pass n / n+1 / n+2 table, in microseconds. For the trace to
+ * be legal with the reader's rounds (each round starts after the previous
+ * one read CPU 1), CPU 0's clock must lag CPU 1's: by 30 us here, inside
+ * an advertised skew bound of 30 us. Event e.g. CPU0 "3" (30 us) happens
+ * at true time 60 us and is read in pass n+2.
+ */
+static void scenario_schuchart(void)
+{
+	const struct sround r[] = {
+		{ 15 * US, { {0, 10 * US}, {1, 20 * US}, {1, 30 * US}, {1, 40 * US} }, 4 },
+		{ 46 * US, { {0, 20 * US}, {1, 50 * US}, {1, 60 * US}, {1, 70 * US} }, 4 },
+		{ 76 * US, { {0, 30 * US}, {0, 40 * US}, {1, 80 * US}, {1, 90 * US}, {1, 100 * US} }, 5 },
+		{ 110 * US, { {0, 0} }, 0 },
+		{ 150 * US, { {0, 0} }, 0 },
+	};
+	/* ours: margin = skew 30 us + in-flight 2 us */
+	const int expect[PERFCLOCK_RULE__MAX] = {
+		[PERFCLOCK_RULE_OURS] = 0,
+		[PERFCLOCK_RULE_AHERN] = 1,	/* no margin for the skew */
+		[PERFCLOCK_RULE_PERF_OLD] = 1,	/* the bug report */
+		[PERFCLOCK_RULE_SCHUCHART] = 0,	/* his fix fixes his case */
+		[PERFCLOCK_RULE_KVM_LIVE] = 0,
+	};
+	struct verdict v[PERFCLOCK_RULE__MAX];
+	int rule;
+
+	for (rule = 0; rule < PERFCLOCK_RULE__MAX; rule++)
+		v[rule] = run_script(rule, 2, r, 5, 30 * US, 2 * US, 0);
+	judge("schuchart_passes", v, expect);
+}
+
+/*
+ * Ahern's N-mmaps picture, one clock for all CPUs: round 1 starts at
+ * t_start = 100 us, ring 0 is visited at 101 us and is empty; while the
+ * reader walks to ring N (3), 'x' is written to ring 0 stamped 102 us;
+ * ring 3 yields ssss (104..107 us). x is read in round 2.
+ */
+static void scenario_ahern(void)
+{
+	const struct sround r[] = {
+		{ 50 * US, { {0, 40 * US}, {1, 41 * US}, {2, 42 * US}, {3, 43 * US} }, 4 },
+		{ 100 * US, { {3, 104 * US}, {3, 105 * US}, {3, 106 * US}, {3, 107 * US} }, 4 },
+		{ 120 * US, { {0, 102 * US}, {3, 115 * US} }, 2 },
+		{ 140 * US, { {0, 0} }, 0 },
+		{ 160 * US, { {0, 0} }, 0 },
+	};
+	const int expect[PERFCLOCK_RULE__MAX] = {
+		[PERFCLOCK_RULE_OURS] = 0,
+		[PERFCLOCK_RULE_AHERN] = 0,
+		[PERFCLOCK_RULE_PERF_OLD] = -1,
+		[PERFCLOCK_RULE_SCHUCHART] = -1,
+		[PERFCLOCK_RULE_KVM_LIVE] = 1,	/* min of first: Ahern's failure */
+	};
+	struct verdict v[PERFCLOCK_RULE__MAX];
+	int rule;
+
+	for (rule = 0; rule < PERFCLOCK_RULE__MAX; rule++)
+		v[rule] = run_script(rule, 4, r, 5, 0, 2 * US, 0);
+	judge("ahern_nmmaps", v, expect);
+}
+
+/*
+ * In flight: ring 0's record is stamped 2 us before the round start but
+ * committed 5 us after it, when the reader has passed ring 0; ring 1 has a
+ * record stamped 1 us before the start. Caveat 1 of the design: the bare
+ * round start (Ahern) emits ring 1's record and ring 0's comes late; the
+ * margin (ours) covers it.
+ */
+static void scenario_inflight(void)
+{
+	const struct sround r[] = {
+		{ 1000 * US, { {0, 990 * US}, {1, 991 * US} }, 2 },
+		{ 3000 * US, { {1, 2999 * US} }, 1 },
+		{ 5000 * US, { {0, 2998 * US}, {1, 4999 * US} }, 2 },
+		{ 7000 * US, { {0, 0} }, 0 },
+		{ 9000 * US, { {0, 0} }, 0 },
+	};
+	const int expect[PERFCLOCK_RULE__MAX] = {
+		[PERFCLOCK_RULE_OURS] = 0,
+		[PERFCLOCK_RULE_AHERN] = 1,
+		[PERFCLOCK_RULE_PERF_OLD] = -1,
+		[PERFCLOCK_RULE_SCHUCHART] = -1,
+		[PERFCLOCK_RULE_KVM_LIVE] = -1,
+	};
+	struct verdict v[PERFCLOCK_RULE__MAX];
+	int rule;
+
+	for (rule = 0; rule < PERFCLOCK_RULE__MAX; rule++)
+		v[rule] = run_script(rule, 2, r, 5, 0,
+				     PERFCLOCK_QUEUE_DEFAULT_INFLIGHT_NS, 0);
+	judge("inflight", v, expect);
+
+	/*
+	 * A record in flight longer than the allowance (3 ms: a preempted
+	 * vCPU): stamped 12 ms, committed 15.003 ms, just after the reader
+	 * passed ring 0 in the round that started at 15 ms; read at 20 ms.
+	 * With the default 1 ms allowance ours has already emitted ring 1's
+	 * 13 ms record: late by 1 ms, counted and delivered. With
+	 * PREV_ROUND the limit trails by a round period (5 ms > 3 ms): none.
+	 */
+	{
+		const struct sround r2[] = {
+			{ 10000 * US, { {1, 9990 * US} }, 1 },
+			{ 15000 * US, { {1, 13000 * US} }, 1 },
+			{ 20000 * US, { {0, 12000 * US}, {1, 19990 * US} }, 2 },
+			{ 25000 * US, { {0, 0} }, 0 },
+			{ 30000 * US, { {0, 0} }, 0 },
+		};
+		struct verdict a, b;
+
+		a = run_script(PERFCLOCK_RULE_OURS, 2, r2, 5, 0,
+			       PERFCLOCK_QUEUE_DEFAULT_INFLIGHT_NS, 0);
+		b = run_script(PERFCLOCK_RULE_OURS, 2, r2, 5, 0,
+			       PERFCLOCK_QUEUE_DEFAULT_INFLIGHT_NS,
+			       PERFCLOCK_QUEUE_PREV_ROUND);
+		tap_ok(a.late == 1 && a.worst == 1000 * US && !a.missing,
+		       "inflight_long: ours with a 1 ms allowance counts a 3 ms in-flight record as late (%llu, worst %llu ns), delivered",
+		       (unsigned long long)a.late, (unsigned long long)a.worst);
+		tap_ok(b.late == 0 && !b.missing && b.emitted_in_rounds > 0,
+		       "inflight_long: ours with PREV_ROUND (5 ms rounds) has zero late events");
+	}
+}
+
+/* Idle CPUs: 8 rings, only ring 0 produces. */
+static void scenario_idle(void)
+{
+	struct synth_params p = {
+		.nsrc = 8, .n = 5000, .mean_gap_ns = 10 * US,
+		.max_delay_ns = 1 * US, .idle_src = 7, .burst = 1,
+	};
+	struct synth_reader rd = {
+		.first_start = 1000000000ULL, .gap_ns = 1000 * US,
+		.visit_ns = 2 * US, .per_event_ns = 200, .extra_rounds = 3,
+	};
+	const int expect[PERFCLOCK_RULE__MAX] = {
+		[PERFCLOCK_RULE_OURS] = 0,
+		[PERFCLOCK_RULE_AHERN] = 0,
+		[PERFCLOCK_RULE_PERF_OLD] = -1,
+		[PERFCLOCK_RULE_SCHUCHART] = -1,
+		[PERFCLOCK_RULE_KVM_LIVE] = -1,
+	};
+	struct verdict v[PERFCLOCK_RULE__MAX];
+	struct synth_ev *ev = synth_events(&p, 1);
+	struct synth_trace tr;
+	int rule;
+
+	synth_read(ev, p.n, p.nsrc, &rd, &tr);
+	for (rule = 0; rule < PERFCLOCK_RULE__MAX; rule++) {
+		struct perfclock_queue_config cfg;
+		struct perfclock_queue_stats st;
+		struct perfclock_queue *q;
+		struct synth_rec rec;
+
+		synth_rec_init(&rec, p.n);
+		perfclock_queue_config_init(&cfg);
+		cfg.rule = (uint32_t)rule;
+		cfg.nr_sources = p.nsrc;
+		cfg.deliver = synth_rec_deliver;
+		cfg.arg = &rec;
+		cfg.skew_bound_ns = 0;
+		q = perfclock_queue_new(&cfg);
+		synth_replay(&tr, q, &rec);
+		perfclock_queue_get_stats(q, &st);
+		memset(&v[rule], 0, sizeof(v[rule]));
+		v[rule].late = st.late;
+		v[rule].emitted_in_rounds = rec.emitted_before_final;
+		v[rule].missing = synth_rec_missing(&rec);
+		v[rule].unsorted = rec.unsorted;
+		v[rule].queued_peak = st.mem_peak_bytes;
+		perfclock_queue_free(q);
+		synth_rec_free(&rec);
+	}
+	judge("idle_cpus", v, expect);
+	tap_ok(v[PERFCLOCK_RULE_SCHUCHART].emitted_in_rounds == 0,
+	       "idle_cpus: schuchart stalls: nothing emitted before end of stream (idle rings hold the minimum)");
+	tap_ok(v[PERFCLOCK_RULE_OURS].emitted_in_rounds > p.n * 9 / 10,
+	       "idle_cpus: ours keeps emitting with 7 idle rings (%llu of %zu in rounds)",
+	       (unsigned long long)v[PERFCLOCK_RULE_OURS].emitted_in_rounds,
+	       p.n);
+	free(ev);
+	synth_trace_free(&tr);
+}
+
+/* Skewed clocks (unstable sched_clock): offsets up to 50 us. */
+static void scenario_skew(void)
+{
+	struct synth_params p = {
+		.nsrc = 4, .n = 20000, .mean_gap_ns = 1 * US,
+		.max_delay_ns = 500, .skew_ns = 50 * US, .burst = 4,
+	};
+	struct synth_reader rd = {
+		.first_start = 1000000000ULL, .gap_ns = 100 * US,
+		.visit_ns = 3 * US, .per_event_ns = 100, .extra_rounds = 3,
+		/* the reader's CPU runs ahead of the others by up to 50 us */
+		.reader_off = 50 * US,
+	};
+	struct synth_ev *ev = synth_events(&p, 7);
+	struct synth_trace tr;
+	struct verdict v[PERFCLOCK_RULE__MAX], lie;
+	const int expect[PERFCLOCK_RULE__MAX] = {
+		[PERFCLOCK_RULE_OURS] = 0,
+		[PERFCLOCK_RULE_AHERN] = 1,
+		[PERFCLOCK_RULE_PERF_OLD] = -1,
+		[PERFCLOCK_RULE_SCHUCHART] = -1,
+		[PERFCLOCK_RULE_KVM_LIVE] = -1,
+	};
+	int rule;
+
+	synth_read(ev, p.n, p.nsrc, &rd, &tr);
+	for (rule = 0; rule <= PERFCLOCK_RULE__MAX; rule++) {
+		struct perfclock_queue_config cfg;
+		struct perfclock_queue_stats st;
+		struct perfclock_queue *q;
+		struct synth_rec rec;
+		struct verdict *x = rule < PERFCLOCK_RULE__MAX ? &v[rule] : &lie;
+
+		synth_rec_init(&rec, p.n);
+		perfclock_queue_config_init(&cfg);
+		cfg.rule = rule < PERFCLOCK_RULE__MAX ? (uint32_t)rule :
+			PERFCLOCK_RULE_OURS;
+		cfg.nr_sources = p.nsrc;
+		cfg.deliver = synth_rec_deliver;
+		cfg.arg = &rec;
+		/* The honest bound; the last run lies (0) with no allowance. */
+		cfg.skew_bound_ns = rule < PERFCLOCK_RULE__MAX ? 50 * US : 0;
+		cfg.inflight_ns = rule < PERFCLOCK_RULE__MAX ? 10 * US : 0;
+		q = perfclock_queue_new(&cfg);
+		synth_replay(&tr, q, &rec);
+		perfclock_queue_get_stats(q, &st);
+		memset(x, 0, sizeof(*x));
+		x->late = st.late;
+		x->worst = st.worst_lateness_ns;
+		x->emitted_in_rounds = rec.emitted_before_final;
+		x->missing = synth_rec_missing(&rec);
+		x->unsorted = rec.unsorted;
+		perfclock_queue_free(q);
+		synth_rec_free(&rec);
+	}
+	judge("skewed_clocks", v, expect);
+	tap_ok(lie.late > 0 && lie.worst <= 50 * US + 500,
+	       "skewed_clocks: ours with a zero skew bound has late events (%llu), none later than skew+in-flight (worst %llu ns)",
+	       (unsigned long long)lie.late, (unsigned long long)lie.worst);
+	free(ev);
+	synth_trace_free(&tr);
+}
+
+/* round_begin reads the clock; LOWER_BOUND takes the coarse read. */
+static void test_queue_clock(void)
+{
+	struct perfclock_queue_config cfg;
+	struct perfclock_queue_stats st;
+	struct perfclock_queue *q;
+	struct perfclock *clk = perfclock_open_clockid(CLOCK_MONOTONIC);
+	struct collect c;
+	uint64_t before, after;
+	uint32_t id = 1;
+	int lb;
+
+	for (lb = 0; lb < 2; lb++) {
+		perfclock_queue_config_init(&cfg);
+		cfg.nr_sources = 1;
+		cfg.clock = clk;
+		cfg.deliver = collect_cb;
+		cfg.arg = &c;
+		cfg.flags = lb ? PERFCLOCK_QUEUE_LOWER_BOUND : 0;
+		memset(&c, 0, sizeof(c));
+		q = perfclock_queue_new(&cfg);
+		before = mono_ns(CLOCK_MONOTONIC);
+		perfclock_queue_round_begin(q);
+		after = mono_ns(CLOCK_MONOTONIC);
+		/* 10 ms ago: below the horizon; 1 us ago: within the margin */
+		perfclock_queue_push(q, 0, before - 10000000, &id, 4);
+		perfclock_queue_push(q, 0, before - 1000, &id, 4);
+		perfclock_queue_round_end(q);
+		perfclock_queue_get_stats(q, &st);
+		tap_ok(c.n == 1 && c.t[0] == before - 10000000 &&
+		       st.last_limit < after - PERFCLOCK_QUEUE_DEFAULT_INFLIGHT_NS &&
+		       st.last_limit + 50000000 > before,
+		       "queue: round_begin reads the clock%s; horizon = start - 1 ms margin",
+		       lb ? " (coarse lower bound)" : "");
+		perfclock_queue_free(q);
+	}
+	perfclock_close(clk);
+}
+
+int main(void)
+{
+	test_open_errors();
+	test_clockid_backend();
+	test_page_reader();
+	test_ring_basic();
+	test_ring_corrupt();
+	test_queue_basic();
+	test_queue_memcap();
+	test_queue_clock();
+	scenario_schuchart();
+	scenario_ahern();
+	scenario_inflight();
+	scenario_idle();
+	scenario_skew();
+	return tap_exit();
+}
