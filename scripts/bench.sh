@@ -5,7 +5,8 @@
 # print tables and assert nothing.
 #   1. the clock paths (bench/perfclock_bench.c), in one guest boot per
 #      clock regime, so that ratios within a boot compare paths;
-#   2. the library's queue throughput (make -C user bench), on the host.
+#   2. the library's queue throughput (make -C user bench), on the host;
+#   3. the live demo in both regimes, plotted (build/demo/demo.png).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -45,4 +46,7 @@ if [ -f user/Makefile ]; then
 	echo "== library queue throughput (host)"
 	make --no-print-directory -C user bench || rc=1
 fi
+echo "== the live demo, plotted"
+scripts/demo.sh || rc=1
+scripts/demo-plot.sh || rc=1
 exit $rc

@@ -9,7 +9,7 @@
 #   5. the selftests in a QEMU guest booted from the Debian kernel that
 #      matches the headers, twice: with tsc=reliable (stable sched_clock)
 #      and without (unstable sched_clock).
-# Arguments pick sections (lint, user, stress, guest); none means all.
+# Arguments pick sections (lint, user, stress, demo, guest); none means all.
 # Every result becomes one TAP line, numbered here; the run ends with
 # "N passed, N failed, N skipped" and exits non-zero if anything failed,
 # a guest did not finish, or a guest's console shows a kernel problem.
@@ -17,7 +17,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 
 GUEST_TIMEOUT=${GUEST_TIMEOUT:-300}
-sections=${*:-lint user stress guest}
+sections=${*:-lint user stress demo guest}
 want() { case " $sections " in *" $1 "*) return 0 ;; esac; return 1; }
 n=0 passed=0 failed=0 skipped=0
 
@@ -110,6 +110,15 @@ if want stress; then
 	result host $st "perfclock_stress --clock monotonic exits 0"
 	$stress --clock monotonic --seconds 1 --inject-skew 1000000 > "$log/stress-inject.tap" 2>&1
 	result host $(($? == 0)) "perfclock_stress detects a CPU reading 1 ms beyond the bound behind"
+fi
+
+if want demo; then
+	# demo_flush on the host (monotonic clock), its error cases, and
+	# short runs in a guest per regime (scripts/check-demo.sh says how).
+	scripts/check-demo.sh > "$log/demo.tap" 2>&1
+	st=$?
+	collect demo "$log/demo.tap"
+	result demo $st "scripts/check-demo.sh exits 0"
 fi
 
 want guest || finish

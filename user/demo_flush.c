@@ -1,0 +1,1240 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * demo_flush: a live tool over real per-CPU perf rings that runs the five
+ * flush rules of libperfclock side by side on the same events.
+ *
+ * It opens tracepoints (default sched:sched_switch and sched:sched_wakeup;
+ * software context-switch events when tracefs is missing) on every online
+ * CPU, one ring per CPU, and reads the rings in rounds. Every sample
+ * drained is pushed to five ordered queues, one per rule, so all rules see
+ * identical input in one run; each queue reads the clock at its own
+ * round_begin and emits at round_end what its rule allows. At the end it
+ * prints, per rule, what was delivered in order, what came too late, and
+ * how long events were held.
+ *
+ *   demo_flush [options] [-- COMMAND [ARG...]]
+ *
+ * See usage() for the options. Exit status: 0 done, 1 an error (message
+ * on stderr), 2 a usage error.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <linux/perf_event.h>
+
+#include "libperfclock.h"
+#include "demo/hist.h"
+#include "demo/load.h"
+#include "demo/tp.h"
+
+#ifndef PERF_FORMAT_LOST
+#define PERF_FORMAT_LOST	(1U << 4)	/* Linux 6.0 */
+#endif
+
+#define MAX_TP		8
+#define PAGES_MIN	2
+#define PAGES_DEFAULT	256
+#define NR_RULES	PERFCLOCK_RULE__MAX
+
+/* ---- options ---- */
+
+enum clock_kind { CLOCK_KIND_PERFCLOCK, CLOCK_KIND_MONOTONIC };
+
+static struct opts {
+	double duration;	/* seconds; < 0: not given */
+	int load;
+	enum clock_kind clock;
+	const char *device;
+	const char *tp_spec[MAX_TP];
+	int nr_tp_spec;
+	int software;
+	unsigned long pages;
+	long interval_us;
+	int reverse;
+	int yield;
+	int64_t inflight_ns;	/* < 0: the library's default */
+	int prev_round;		/* ours: PERFCLOCK_QUEUE_PREV_ROUND */
+	int print;
+	const char *json;
+	const char *label;
+	int status;		/* 1 on, 0 off, -1 auto (stderr is a tty) */
+	char **command;
+} opt = {
+	.duration = -1,
+	.device = PERFCLOCK_DEFAULT_PATH,
+	.pages = PAGES_DEFAULT,
+	.interval_us = 1000,
+	.inflight_ns = -1,
+	.status = -1,
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"usage: demo_flush [options] [-- COMMAND [ARG...]]\n"
+"\n"
+"Trace every online CPU through one perf ring per CPU, read the rings in\n"
+"rounds, and run the flush rules (ours, ahern, perf-old, schuchart,\n"
+"kvm-live) side by side on the same events.\n"
+"\n"
+"  -c, --clock NAME     perfclock (default: /dev/perfclock, the clock perf\n"
+"                       stamps with) or monotonic (events opened with\n"
+"                       use_clockid=CLOCK_MONOTONIC; no module needed)\n"
+"      --device PATH    the perfclock device (default /dev/perfclock)\n"
+"  -d, --duration SEC   run this long (default 5 s; with a COMMAND: until\n"
+"                       it exits)\n"
+"  -l, --load N         N threads passing tokens across CPUs (built-in load)\n"
+"  -e, --event SYS:NAME tracepoint to trace (repeatable; default\n"
+"                       sched:sched_switch and sched:sched_wakeup)\n"
+"      --software       software context-switch events instead\n"
+"  -m, --pages N        data pages per ring, a power of two >= %d (default %d)\n"
+"  -i, --interval US    poll timeout between rounds (default 1000; 0: spin)\n"
+"      --reverse        read the rings from the last CPU to the first\n"
+"      --yield          sched_yield() between rings\n"
+"      --inflight NS    our rule's in-flight allowance (default: library's)\n"
+"      --prev-round     our rule also waits for the previous round's start\n"
+"  -p, --print          print our rule's ordered events like perf script\n"
+"  -j, --json FILE      write the summary as JSON to FILE ('-': stdout)\n"
+"      --label TEXT     a label stored in the JSON (e.g. the clock regime)\n"
+"      --status/--no-status  the live status line (default: if a tty)\n"
+"  -h, --help\n", PAGES_MIN, PAGES_DEFAULT);
+}
+
+/* ---- errors ---- */
+
+static void die(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
+
+static void die(const char *fmt, ...)
+{
+	va_list ap;
+
+	fflush(stdout);
+	fputs("demo_flush: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(1);
+}
+
+static void die_usage(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
+
+static void die_usage(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("demo_flush: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputs(" (see --help)\n", stderr);
+	exit(2);
+}
+
+static int read_int_file(const char *path, long *v)
+{
+	FILE *f = fopen(path, "re");
+	int ok;
+
+	if (!f)
+		return -errno;
+	ok = fscanf(f, "%ld", v) == 1;
+	fclose(f);
+	return ok ? 0 : -EINVAL;
+}
+
+static void die_perm(const char *what, int err)
+{
+	long paranoid = 99;
+	int have = !read_int_file("/proc/sys/kernel/perf_event_paranoid", &paranoid);
+	char p[32] = "unknown";
+
+	if (have)
+		snprintf(p, sizeof(p), "%ld", paranoid);
+	die("%s: %s: no permission for system-wide events "
+	    "(kernel.perf_event_paranoid = %s). Run as root or with "
+	    "CAP_PERFMON, or allow it: sysctl kernel.perf_event_paranoid=-1",
+	    what, strerror(err), p);
+}
+
+/* ---- state ---- */
+
+struct tp_event {
+	int software;
+	struct tp_format fmt;		/* tracepoints */
+	char name[200];
+	uint64_t count, lost, samples;	/* kernel's count, its lost, ours */
+};
+
+struct cpu_ring {
+	int cpu;
+	int fd[MAX_TP];			/* fd[0] owns the mapping */
+	uint64_t id[MAX_TP];
+	void *base;
+	size_t len;
+	struct perfclock_ring *ring;
+	uint64_t samples;
+};
+
+struct rule_state {
+	int rule;
+	struct perfclock_queue *q;
+	int print;
+	uint64_t in_order, late, order_errors, last_time;
+	int have_last;
+	uint64_t peak_queued;
+	struct hist hold;
+};
+
+/* What each queue holds per event: this header, then (ours, --print) the sample. */
+struct qhdr {
+	uint64_t round_start;	/* start of the round that read it */
+	uint32_t tp;		/* index into events[] */
+	uint32_t cpu;
+};
+
+static struct tp_event events[MAX_TP];
+static int nr_events;
+static struct cpu_ring *rings;
+static int nr_rings;
+static struct rule_state rules[NR_RULES];
+static struct perfclock *clk;
+static uint64_t emit_now;	/* clock read just before the flushes */
+static uint64_t sample_type;
+static uint64_t read_format;
+static volatile sig_atomic_t stop_flag;
+static uint64_t records_total, samples_total, nontime_total, rounds_total;
+static uint64_t ring_errors;
+/*
+ * Records stamped before the previous round began, read only in this one:
+ * they were not visible when the previous round read their ring (or their
+ * CPU's clock lags the reader's). No clock horizon at or above the
+ * previous round's start can be safe against them; the worst such age is
+ * what a margin has to cover.
+ */
+static uint64_t prev_start, inflight_seen, inflight_worst_ns;
+static int have_prev_start;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop_flag = 1;
+}
+
+static uint64_t wall_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- options ---- */
+
+static long parse_long(const char *s, const char *what, long min, long max)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 0);
+	if (errno || end == s || *end || v < min || v > max)
+		die_usage("bad %s '%s' (%ld..%ld)", what, s, min, max);
+	return v;
+}
+
+static void parse_args(int argc, char **argv)
+{
+	enum { O_SOFTWARE = 256, O_REVERSE, O_YIELD, O_INFLIGHT, O_LABEL,
+	       O_STATUS, O_NO_STATUS, O_DEVICE, O_PREV_ROUND };
+	static const struct option lo[] = {
+		{ "clock", required_argument, NULL, 'c' },
+		{ "device", required_argument, NULL, O_DEVICE },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "load", required_argument, NULL, 'l' },
+		{ "event", required_argument, NULL, 'e' },
+		{ "software", no_argument, NULL, O_SOFTWARE },
+		{ "pages", required_argument, NULL, 'm' },
+		{ "interval", required_argument, NULL, 'i' },
+		{ "reverse", no_argument, NULL, O_REVERSE },
+		{ "yield", no_argument, NULL, O_YIELD },
+		{ "inflight", required_argument, NULL, O_INFLIGHT },
+		{ "prev-round", no_argument, NULL, O_PREV_ROUND },
+		{ "print", no_argument, NULL, 'p' },
+		{ "json", required_argument, NULL, 'j' },
+		{ "label", required_argument, NULL, O_LABEL },
+		{ "status", no_argument, NULL, O_STATUS },
+		{ "no-status", no_argument, NULL, O_NO_STATUS },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	char *end;
+	int c;
+
+	while ((c = getopt_long(argc, argv, "+c:d:l:e:m:i:pj:h", lo, NULL)) != -1) {
+		switch (c) {
+		case 'c':
+			if (!strcmp(optarg, "perfclock"))
+				opt.clock = CLOCK_KIND_PERFCLOCK;
+			else if (!strcmp(optarg, "monotonic"))
+				opt.clock = CLOCK_KIND_MONOTONIC;
+			else
+				die_usage("unknown clock '%s' (perfclock or monotonic)", optarg);
+			break;
+		case O_DEVICE:
+			opt.device = optarg;
+			break;
+		case 'd':
+			errno = 0;
+			opt.duration = strtod(optarg, &end);
+			if (errno || end == optarg || *end || !(opt.duration > 0) ||
+			    opt.duration > 86400 * 365.0)
+				die_usage("bad duration '%s' (seconds > 0)", optarg);
+			break;
+		case 'l':
+			opt.load = (int)parse_long(optarg, "load", 0, 4096);
+			break;
+		case 'e':
+			if (opt.nr_tp_spec == MAX_TP)
+				die_usage("at most %d --event options", MAX_TP);
+			opt.tp_spec[opt.nr_tp_spec++] = optarg;
+			break;
+		case O_SOFTWARE:
+			opt.software = 1;
+			break;
+		case 'm':
+			opt.pages = (unsigned long)parse_long(optarg, "page count", 0, 1L << 20);
+			break;
+		case 'i':
+			opt.interval_us = parse_long(optarg, "interval", 0, 10000000);
+			break;
+		case O_REVERSE:
+			opt.reverse = 1;
+			break;
+		case O_YIELD:
+			opt.yield = 1;
+			break;
+		case O_INFLIGHT:
+			opt.inflight_ns = parse_long(optarg, "in-flight allowance",
+						     0, 10000000000L);
+			break;
+		case O_PREV_ROUND:
+			opt.prev_round = 1;
+			break;
+		case 'p':
+			opt.print = 1;
+			break;
+		case 'j':
+			opt.json = optarg;
+			break;
+		case O_LABEL:
+			opt.label = optarg;
+			break;
+		case O_STATUS:
+			opt.status = 1;
+			break;
+		case O_NO_STATUS:
+			opt.status = 0;
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		default:
+			usage(stderr);
+			exit(2);
+		}
+	}
+	if (optind < argc)
+		opt.command = argv + optind;
+	if (opt.software && opt.nr_tp_spec)
+		die_usage("--software and --event exclude each other");
+	/* A ring smaller than this fills between two rounds of a busy CPU. */
+	if (opt.pages < PAGES_MIN || (opt.pages & (opt.pages - 1)))
+		die("too few ring pages: --pages %lu; perf needs a power of two, "
+		    "and this tool at least %d data pages per ring", opt.pages,
+		    PAGES_MIN);
+	if (opt.json && opt.print && !strcmp(opt.json, "-"))
+		die_usage("--print and --json - both want stdout");
+	if (opt.status < 0)
+		opt.status = isatty(STDERR_FILENO);
+}
+
+/* ---- setup ---- */
+
+static int online_cpus(int **out)
+{
+	char buf[4096], *p, *end;
+	int *cpus = NULL, n = 0, cap = 0;
+	FILE *f = fopen("/sys/devices/system/cpu/online", "re");
+
+	if (f && fgets(buf, sizeof(buf), f)) {
+		for (p = buf; *p && *p != '\n';) {
+			long a = strtol(p, &end, 10), b = a, i;
+
+			if (end == p)
+				break;
+			if (*end == '-')
+				b = strtol(end + 1, &end, 10);
+			for (i = a; i <= b; i++) {
+				if (n == cap) {
+					cap = cap ? 2 * cap : 64;
+					cpus = realloc(cpus, (size_t)cap * sizeof(*cpus));
+					if (!cpus)
+						die("out of memory");
+				}
+				cpus[n++] = (int)i;
+			}
+			p = *end == ',' ? end + 1 : end;
+		}
+	}
+	if (f)
+		fclose(f);
+	if (!n) {
+		long i, c = sysconf(_SC_NPROCESSORS_ONLN);
+
+		cpus = calloc((size_t)(c > 0 ? c : 1), sizeof(*cpus));
+		if (!cpus)
+			die("out of memory");
+		for (i = 0; i < (c > 0 ? c : 1); i++)
+			cpus[n++] = (int)i;
+	}
+	*out = cpus;
+	return n;
+}
+
+static void open_clock(void)
+{
+	if (opt.clock == CLOCK_KIND_MONOTONIC) {
+		clk = perfclock_open_clockid(CLOCK_MONOTONIC);
+		if (!clk)
+			die("CLOCK_MONOTONIC: %s", strerror(errno));
+		return;
+	}
+	clk = perfclock_open(opt.device);
+	if (clk)
+		return;
+	if (errno == ENOENT)
+		die("no %s: the perfclock module is not loaded. Load it "
+		    "(insmod module/perfclock.ko, or modprobe perfclock), or "
+		    "use --clock monotonic", opt.device);
+	if (errno == EACCES || errno == EPERM)
+		die("%s: %s: no permission to open the clock device (run as "
+		    "root), or use --clock monotonic", opt.device, strerror(errno));
+	if (errno == ENOTTY)
+		die("%s is not a perfclock device", opt.device);
+	if (errno == EPROTO)
+		die("%s speaks another ABI version than this tool; rebuild "
+		    "both from one tree", opt.device);
+	die("%s: %s", opt.device, strerror(errno));
+}
+
+static void pick_events(void)
+{
+	const char *tracefs;
+	int i;
+
+	if (opt.software) {
+		nr_events = 1;
+		events[0].software = 1;
+		snprintf(events[0].name, sizeof(events[0].name), "context-switches");
+		return;
+	}
+	tracefs = tp_tracefs();
+	if (!tracefs) {
+		if (opt.nr_tp_spec)
+			die("tracefs is not mounted, so tracepoint %s cannot be "
+			    "opened: mount -t tracefs nodev /sys/kernel/tracing "
+			    "(or use --software)", opt.tp_spec[0]);
+		fprintf(stderr, "demo_flush: tracefs is not mounted "
+			"(/sys/kernel/tracing): falling back to software "
+			"context-switch events (period 1)\n");
+		opt.software = 1;
+		pick_events();
+		return;
+	}
+	if (!opt.nr_tp_spec) {
+		opt.tp_spec[opt.nr_tp_spec++] = "sched:sched_switch";
+		opt.tp_spec[opt.nr_tp_spec++] = "sched:sched_wakeup";
+	}
+	for (i = 0; i < opt.nr_tp_spec; i++) {
+		int err = tp_load(tracefs, opt.tp_spec[i], &events[i].fmt);
+
+		if (err == -EINVAL)
+			die_usage("bad tracepoint '%s' (want SYSTEM:NAME, e.g. "
+				  "sched:sched_switch)", opt.tp_spec[i]);
+		if (err == -ENOENT)
+			die("unknown tracepoint '%s': no %s/events/%s/%s (see %s/"
+			    "available_events)", opt.tp_spec[i], tracefs,
+			    events[i].fmt.system, events[i].fmt.name, tracefs);
+		if (err == -EACCES || err == -EPERM)
+			die("tracepoint %s: cannot read %s/events: %s: no "
+			    "permission (run as root)", opt.tp_spec[i], tracefs,
+			    strerror(-err));
+		if (err)
+			die("tracepoint %s: %s", opt.tp_spec[i], strerror(-err));
+		snprintf(events[i].name, sizeof(events[i].name), "%s:%s",
+			 events[i].fmt.system, events[i].fmt.name);
+	}
+	nr_events = opt.nr_tp_spec;
+}
+
+static int perf_open(struct perf_event_attr *attr, int cpu)
+{
+	return (int)syscall(SYS_perf_event_open, attr, -1, cpu, -1,
+			    PERF_FLAG_FD_CLOEXEC);
+}
+
+static void fill_attr(struct perf_event_attr *attr, const struct tp_event *ev,
+		      size_t ring_bytes)
+{
+	memset(attr, 0, sizeof(*attr));
+	attr->size = sizeof(*attr);
+	if (ev->software) {
+		attr->type = PERF_TYPE_SOFTWARE;
+		attr->config = PERF_COUNT_SW_CONTEXT_SWITCHES;
+	} else {
+		attr->type = PERF_TYPE_TRACEPOINT;
+		attr->config = ev->fmt.id;
+	}
+	attr->sample_period = 1;
+	attr->sample_type = sample_type;
+	attr->read_format = read_format;
+	attr->disabled = 1;
+	attr->sample_id_all = 1;
+	/* Wake a poller when a ring is a quarter full: no loss at 1 round/poll. */
+	attr->watermark = 1;
+	attr->wakeup_watermark = (uint32_t)(ring_bytes / 4);
+	perfclock_fill_attr(clk, attr);
+}
+
+static void open_events(const int *cpus, int ncpus)
+{
+	long pagesz = sysconf(_SC_PAGESIZE);
+	size_t data = opt.pages * (size_t)pagesz;
+	struct perf_event_attr attr;
+	char what[300];
+	int c, e, err;
+
+	sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+		      PERF_SAMPLE_CPU;
+	if (!events[0].software)
+		sample_type |= PERF_SAMPLE_RAW;
+	read_format = PERF_FORMAT_ID | PERF_FORMAT_LOST;
+
+	rings = calloc((size_t)ncpus, sizeof(*rings));
+	if (!rings)
+		die("out of memory");
+	nr_rings = ncpus;
+	for (c = 0; c < ncpus; c++) {
+		struct cpu_ring *r = &rings[c];
+
+		r->cpu = cpus[c];
+		for (e = 0; e < nr_events; e++) {
+			fill_attr(&attr, &events[e], data);
+			if (perfclock_check_attr(clk, &attr))
+				die("internal: attr does not match the clock");
+			snprintf(what, sizeof(what), "perf_event_open(%s, cpu %d)",
+				 events[e].name, r->cpu);
+			r->fd[e] = perf_open(&attr, r->cpu);
+			if (r->fd[e] < 0 && errno == EINVAL &&
+			    (read_format & PERF_FORMAT_LOST)) {
+				/* Before Linux 6.0: no lost count to read back. */
+				read_format &= ~(uint64_t)PERF_FORMAT_LOST;
+				fill_attr(&attr, &events[e], data);
+				r->fd[e] = perf_open(&attr, r->cpu);
+			}
+			if (r->fd[e] < 0) {
+				err = errno;
+				if (err == EACCES || err == EPERM)
+					die_perm(what, err);
+				if (!events[e].software &&
+				    (err == ENOENT || err == ENODEV || err == EOPNOTSUPP))
+					die("%s: %s: unknown tracepoint", what, strerror(err));
+				if (err == EINVAL && attr.use_clockid)
+					die("%s: %s: the kernel refused use_clockid "
+					    "(Linux >= 4.1 needed for --clock monotonic)",
+					    what, strerror(err));
+				if (err == EMFILE)
+					die("%s: %s: raise the open file limit (ulimit -n)",
+					    what, strerror(err));
+				die("%s: %s", what, strerror(err));
+			}
+			if (ioctl(r->fd[e], PERF_EVENT_IOC_ID, &r->id[e]))
+				die("PERF_EVENT_IOC_ID: %s", strerror(errno));
+		}
+		r->len = data + (size_t)pagesz;
+		r->base = mmap(NULL, r->len, PROT_READ | PROT_WRITE, MAP_SHARED,
+			       r->fd[0], 0);
+		if (r->base == MAP_FAILED) {
+			err = errno;
+			if (err == EPERM || err == ENOMEM) {
+				long kb = -1;
+
+				read_int_file("/proc/sys/kernel/perf_event_mlock_kb", &kb);
+				die("mmap of %lu pages for cpu %d: %s: over the "
+				    "locked-memory limit (kernel.perf_event_mlock_kb = "
+				    "%ld, and ulimit -l); use fewer --pages or run as "
+				    "root", opt.pages, r->cpu, strerror(err), kb);
+			}
+			die("mmap of the ring for cpu %d: %s", r->cpu, strerror(err));
+		}
+		r->ring = perfclock_ring_new(r->base, r->len, &attr);
+		if (!r->ring)
+			die("perfclock_ring_new (cpu %d): %s", r->cpu, strerror(errno));
+		/* Only a mapped event has a ring to redirect the others to. */
+		for (e = 1; e < nr_events; e++)
+			if (ioctl(r->fd[e], PERF_EVENT_IOC_SET_OUTPUT, r->fd[0]))
+				die("%s (cpu %d): PERF_EVENT_IOC_SET_OUTPUT: %s",
+				    events[e].name, r->cpu, strerror(errno));
+	}
+}
+
+/* ---- delivery ---- */
+
+struct sample {
+	uint64_t id;
+	uint32_t pid, tid;
+	uint64_t time;
+	uint32_t cpu;
+	const void *raw;
+	uint32_t raw_size;
+};
+
+static int parse_sample(const void *data, uint32_t size, struct sample *s)
+{
+	const unsigned char *p = data, *end = p + size;
+
+	p += sizeof(struct perf_event_header);
+	if (end - p < 32)
+		return -1;
+	memcpy(&s->id, p, 8);
+	memcpy(&s->pid, p + 8, 4);
+	memcpy(&s->tid, p + 12, 4);
+	memcpy(&s->time, p + 16, 8);
+	memcpy(&s->cpu, p + 24, 4);
+	p += 32;
+	s->raw = NULL;
+	s->raw_size = 0;
+	if (sample_type & PERF_SAMPLE_RAW) {
+		if (end - p < 4)
+			return -1;
+		memcpy(&s->raw_size, p, 4);
+		p += 4;
+		if ((size_t)(end - p) < s->raw_size)
+			return -1;
+		s->raw = p;
+	}
+	return 0;
+}
+
+static void print_event(const struct perfclock_event *ev)
+{
+	const struct qhdr *h = ev->data;
+	const struct tp_event *te;
+	struct sample s;
+	char fields[1024] = "";
+
+	if (ev->size < sizeof(*h) ||
+	    parse_sample((const unsigned char *)ev->data + sizeof(*h),
+			 ev->size - (uint32_t)sizeof(*h), &s))
+		return;
+	te = &events[h->tp < (uint32_t)nr_events ? h->tp : 0];
+	if (ev->flags & PERFCLOCK_EVENT_LATE)
+		printf("# late by %" PRIu64 " ns:\n", ev->lateness_ns);
+	if (!te->software && s.raw)
+		tp_format_fields(&te->fmt, s.raw, s.raw_size, fields, sizeof(fields));
+	printf("%16s %7u [%03u] %" PRIu64 ".%09" PRIu64 ": %s: %s\n",
+	       tp_comm(s.pid, s.tid), s.tid, s.cpu, s.time / 1000000000u,
+	       s.time % 1000000000u, te->name, fields);
+}
+
+static int deliver(void *arg, const struct perfclock_event *ev)
+{
+	struct rule_state *r = arg;
+	const struct qhdr *h = ev->data;
+
+	if (ev->flags & PERFCLOCK_EVENT_LATE) {
+		r->late++;
+	} else {
+		/* Checked here, not trusted from the library. */
+		if (r->have_last && ev->time < r->last_time)
+			r->order_errors++;
+		r->last_time = ev->time;
+		r->have_last = 1;
+		r->in_order++;
+		if (ev->size >= sizeof(*h))
+			hist_add(&r->hold, emit_now > h->round_start ?
+				 emit_now - h->round_start : 0);
+	}
+	if (r->print)
+		print_event(ev);
+	return 0;
+}
+
+static void make_queues(void)
+{
+	struct perfclock_queue_config cfg;
+	int i;
+
+	for (i = 0; i < NR_RULES; i++) {
+		perfclock_queue_config_init(&cfg);
+		cfg.rule = (uint32_t)i;
+		cfg.nr_sources = (uint32_t)nr_rings;
+		cfg.clock = clk;
+		cfg.deliver = deliver;
+		cfg.arg = &rules[i];
+		if (i == PERFCLOCK_RULE_OURS && opt.inflight_ns >= 0)
+			cfg.inflight_ns = (uint64_t)opt.inflight_ns;
+		if (i == PERFCLOCK_RULE_OURS && opt.prev_round)
+			cfg.flags |= PERFCLOCK_QUEUE_PREV_ROUND;
+		rules[i].rule = i;
+		rules[i].print = opt.print && i == PERFCLOCK_RULE_OURS;
+		rules[i].q = perfclock_queue_new(&cfg);
+		if (!rules[i].q)
+			die("perfclock_queue_new(%s): %s", perfclock_rule_name(i),
+			    strerror(errno));
+	}
+}
+
+/* ---- rounds ---- */
+
+static int find_tp(const struct cpu_ring *r, uint64_t id)
+{
+	int e;
+
+	for (e = 0; e < nr_events; e++)
+		if (r->id[e] == id)
+			return e;
+	return -1;
+}
+
+static void push_all(uint32_t src, uint64_t round_start, const struct perfclock_record *rec)
+{
+	unsigned char buf[sizeof(struct qhdr) + 65536] __attribute__((aligned(8)));
+	struct qhdr *h = (struct qhdr *)buf;
+	struct sample s;
+	int i, e, err;
+	uint32_t full;
+
+	if (parse_sample(rec->data, rec->size, &s)) {
+		nontime_total++;
+		return;
+	}
+	e = find_tp(&rings[src], s.id);
+	if (e < 0) {
+		nontime_total++;
+		return;
+	}
+	events[e].samples++;
+	rings[src].samples++;
+	samples_total++;
+	if (have_prev_start && rec->time < prev_start) {
+		inflight_seen++;
+		if (prev_start - rec->time > inflight_worst_ns)
+			inflight_worst_ns = prev_start - rec->time;
+	}
+	if (!events[e].software && s.raw && opt.print)
+		tp_learn_comms(&events[e].fmt, s.raw, s.raw_size);
+	h->round_start = round_start;
+	h->tp = (uint32_t)e;
+	h->cpu = s.cpu;
+	full = (uint32_t)sizeof(*h);
+	/* The queue copies at most 64 KiB per event: keep the header then. */
+	if (opt.print && rec->size <= sizeof(buf) - sizeof(*h) - 16) {
+		memcpy(buf + sizeof(*h), rec->data, rec->size);
+		full += rec->size;
+	}
+	for (i = 0; i < NR_RULES; i++) {
+		/* Only our rule prints: the others need the header alone. */
+		err = perfclock_queue_push(rules[i].q, src, rec->time, buf,
+					   rules[i].print ? full : (uint32_t)sizeof(*h));
+		if (err)
+			die("perfclock_queue_push(%s): %s",
+			    perfclock_rule_name(i), strerror(-err));
+	}
+}
+
+static uint64_t clock_now(void)
+{
+	uint64_t ns;
+	int err = perfclock_read(clk, &ns);
+
+	if (err)
+		die("perfclock_read: %s", strerror(-err));
+	return ns;
+}
+
+/* One round: begin, drain every ring once, end. Returns records read. */
+static uint64_t do_round(void)
+{
+	struct perfclock_record rec;
+	uint64_t start, n = 0;
+	int64_t avail;
+	int i, k, err;
+
+	start = clock_now();
+	emit_now = start;
+	for (i = 0; i < NR_RULES; i++) {
+		err = perfclock_queue_round_begin(rules[i].q);
+		if (err)
+			die("perfclock_queue_round_begin: %s", strerror(-err));
+	}
+	for (k = 0; k < nr_rings; k++) {
+		int c = opt.reverse ? nr_rings - 1 - k : k;
+		struct cpu_ring *r = &rings[c];
+
+		if (opt.yield && k)
+			sched_yield();
+		avail = perfclock_ring_read_begin(r->ring);
+		if (avail < 0) {
+			ring_errors++;
+			fprintf(stderr, "demo_flush: cpu %d: corrupt ring (%s); "
+				"skipping to its head\n", r->cpu, strerror((int)-avail));
+			perfclock_ring_reset(r->ring);
+			continue;
+		}
+		while ((err = perfclock_ring_read_event(r->ring, &rec)) == 1) {
+			n++;
+			records_total++;
+			if (rec.type == PERF_RECORD_SAMPLE &&
+			    (rec.flags & PERFCLOCK_RECORD_HAS_TIME))
+				push_all((uint32_t)c, start, &rec);
+			else if (rec.type == PERF_RECORD_SAMPLE)
+				nontime_total++;
+		}
+		if (err < 0) {
+			ring_errors++;
+			fprintf(stderr, "demo_flush: cpu %d: corrupt record (%s); "
+				"skipping to its head\n", r->cpu, strerror(-err));
+			perfclock_ring_reset(r->ring);
+			continue;
+		}
+		perfclock_ring_read_end(r->ring);
+	}
+	emit_now = clock_now();
+	for (i = 0; i < NR_RULES; i++) {
+		struct perfclock_queue_stats st;
+		int64_t ret;
+
+		perfclock_queue_get_stats(rules[i].q, &st);
+		if (st.queued > rules[i].peak_queued)
+			rules[i].peak_queued = st.queued;
+		ret = perfclock_queue_round_end(rules[i].q);
+		if (ret < 0)
+			die("perfclock_queue_round_end: %s", strerror((int)-ret));
+	}
+	prev_start = start;
+	have_prev_start = 1;
+	rounds_total++;
+	return n;
+}
+
+static void wait_round(struct pollfd *pfd)
+{
+	int timeout;
+
+	if (!opt.interval_us)
+		return;
+	timeout = (int)((opt.interval_us + 999) / 1000);
+	/* EINTR (a signal) just ends the wait. */
+	poll(pfd, (nfds_t)nr_rings, timeout);
+}
+
+/* ---- status and reports ---- */
+
+static void status_line(double elapsed, uint64_t d_samples, uint64_t d_rounds,
+			double dt)
+{
+	char late[256];
+	size_t used = 0;
+	uint64_t queued = 0;
+	int i;
+
+	for (i = 0; i < NR_RULES; i++) {
+		struct perfclock_queue_stats st;
+
+		perfclock_queue_get_stats(rules[i].q, &st);
+		if (i == PERFCLOCK_RULE_OURS)
+			queued = st.queued;
+		used += (size_t)snprintf(late + used, sizeof(late) - used, " %s=%" PRIu64,
+					 perfclock_rule_name(i), st.late);
+		if (used >= sizeof(late))
+			break;
+	}
+	fprintf(stderr, "\r\033[K%6.1fs %9.0f ev/s %7.0f rounds/s queued %-7" PRIu64
+		" late:%s", elapsed, d_samples / dt, d_rounds / dt, queued, late);
+	fflush(stderr);
+}
+
+static void fmt_ns(char *buf, size_t sz, uint64_t ns)
+{
+	if (ns < 10000)
+		snprintf(buf, sz, "%" PRIu64 "ns", ns);
+	else if (ns < 10000000)
+		snprintf(buf, sz, "%.1fus", ns / 1e3);
+	else if (ns < 10000000000ull)
+		snprintf(buf, sz, "%.1fms", ns / 1e6);
+	else
+		snprintf(buf, sz, "%.1fs", ns / 1e9);
+}
+
+struct kernel_counts {
+	uint64_t count, lost, lost_in_records, lost_samples_records;
+	int64_t unaccounted;	/* count - samples - lost */
+	int have_lost;
+	int consistent;
+};
+
+static void kernel_counts(struct kernel_counts *k)
+{
+	int c, e;
+
+	memset(k, 0, sizeof(*k));
+	k->have_lost = !!(read_format & PERF_FORMAT_LOST);
+	for (e = 0; e < nr_events; e++)
+		events[e].count = events[e].lost = 0;
+	for (c = 0; c < nr_rings; c++) {
+		struct perfclock_ring_stats rs;
+
+		perfclock_ring_get_stats(rings[c].ring, &rs);
+		k->lost_in_records += rs.lost;
+		k->lost_samples_records += rs.lost_samples;
+		for (e = 0; e < nr_events; e++) {
+			uint64_t v[3] = { 0, 0, 0 };
+
+			if (read(rings[c].fd[e], v, sizeof(v)) <
+			    (ssize_t)((k->have_lost ? 3 : 2) * sizeof(uint64_t)))
+				die("read(%s, cpu %d): %s", events[e].name,
+				    rings[c].cpu, strerror(errno));
+			events[e].count += v[0];
+			if (k->have_lost)
+				events[e].lost += v[2];
+		}
+	}
+	k->consistent = 1;
+	for (e = 0; e < nr_events; e++) {
+		k->count += events[e].count;
+		k->lost += events[e].lost;
+		/* Every occurrence is a sample we read, or one the kernel lost. */
+		if (k->have_lost && events[e].count != events[e].samples + events[e].lost)
+			k->consistent = 0;
+	}
+	if (k->have_lost && k->lost != k->lost_in_records)
+		k->consistent = 0;
+	k->unaccounted = (int64_t)(k->count - samples_total -
+				   (k->have_lost ? k->lost : k->lost_in_records));
+	if (!k->have_lost && k->count != samples_total + k->lost_in_records)
+		k->consistent = 0;
+}
+
+static const char *clock_name(void)
+{
+	return opt.clock == CLOCK_KIND_MONOTONIC ? "monotonic" : "perfclock";
+}
+
+static void print_tables(FILE *f, double secs, const struct kernel_counts *k,
+			 const struct perfclock_clock_info *ci, uint64_t hops)
+{
+	char a[32], b[32], c[32], d[32];
+	int i, e;
+
+	fprintf(f, "\nclock %s (skew bound %" PRIu64 " ns%s), %d CPUs, %.1f s, "
+		"%" PRIu64 " rounds (%.0f/s), reader %s%s\n",
+		clock_name(), ci->skew_bound_ns,
+		(ci->flags & PERFCLOCK_CLOCK_GLOBAL) ? ", global" : "",
+		nr_rings, secs, rounds_total, rounds_total / secs,
+		opt.reverse ? "reverse" : "forward", opt.yield ? "+yield" : "");
+	for (e = 0; e < nr_events; e++)
+		fprintf(f, "  %-24s %12" PRIu64 " samples  kernel count %12" PRIu64
+			"  lost %" PRIu64 "%s\n", events[e].name, events[e].samples,
+			events[e].count, events[e].lost, k->have_lost ? "" : " (n/a)");
+	fprintf(f, "  events %" PRIu64 " (%.0f/s); records lost by the kernel %"
+		PRIu64 "; kernel counts %s (%" PRId64 " unaccounted)%s\n",
+		samples_total, samples_total / secs, k->lost_in_records,
+		k->consistent ? "match" : "DIFFER", k->unaccounted,
+		ring_errors ? "; CORRUPT RING DATA SEEN" : "");
+	fmt_ns(a, sizeof(a), inflight_worst_ns);
+	fprintf(f, "  records stamped before the previous round began (in flight "
+		"or lagging clock): %" PRIu64 ", worst by %s\n", inflight_seen,
+		inflight_seen ? a : "-");
+	if (opt.load)
+		fprintf(f, "  load: %d threads, %" PRIu64 " hops (%.0f/s)\n",
+			opt.load, hops, hops / secs);
+	fprintf(f, "\n%-10s %12s %10s %11s %10s %10s %10s %10s %10s\n", "rule",
+		"delivered", "late", "worst late", "below hz", "hold p50",
+		"hold p99", "hold max", "peak queue");
+	for (i = 0; i < NR_RULES; i++) {
+		struct rule_state *r = &rules[i];
+		struct perfclock_queue_stats st;
+
+		perfclock_queue_get_stats(r->q, &st);
+		fmt_ns(a, sizeof(a), st.worst_lateness_ns);
+		fmt_ns(b, sizeof(b), hist_pct(&r->hold, 50));
+		fmt_ns(c, sizeof(c), hist_pct(&r->hold, 99));
+		fmt_ns(d, sizeof(d), r->hold.max);
+		fprintf(f, "%-10s %12" PRIu64 " %10" PRIu64 " %11s %10" PRIu64
+			" %10s %10s %10s %10" PRIu64 "%s\n", perfclock_rule_name(i),
+			st.emitted + st.late, st.late, st.late ? a : "-",
+			st.below_horizon, b, c, d, r->peak_queued,
+			r->order_errors ? "  ORDER ERRORS" : "");
+	}
+	fprintf(f, "\nlate: delivered after a later event had been emitted; below hz: "
+		"pushed below the last flush limit;\nhold: from the start of the round "
+		"that read an event to its emission (in-order events)\n");
+}
+
+static void json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			fprintf(f, "\\%c", *s);
+		else if ((unsigned char)*s < 0x20)
+			fprintf(f, "\\u%04x", *s);
+		else
+			fputc(*s, f);
+	}
+	fputc('"', f);
+}
+
+static void write_json(FILE *f, double secs, const struct kernel_counts *k,
+		       const struct perfclock_clock_info *ci, uint64_t hops)
+{
+	int i, e;
+
+	fprintf(f, "{\n  \"tool\": \"demo_flush\",\n  \"label\": ");
+	json_str(f, opt.label ? opt.label : "");
+	fprintf(f, ",\n  \"clock\": {\"name\": \"%s\", \"skew_bound_ns\": %" PRIu64
+		", \"measured_skew_ns\": %" PRIu64 ", \"global\": %s},\n",
+		clock_name(), ci->skew_bound_ns, ci->measured_skew_ns,
+		(ci->flags & PERFCLOCK_CLOCK_GLOBAL) ? "true" : "false");
+	fprintf(f, "  \"cpus\": %d,\n  \"source\": \"%s\",\n  \"events\": [",
+		nr_rings, events[0].software ? "software" : "tracepoint");
+	for (e = 0; e < nr_events; e++) {
+		fprintf(f, "%s{\"name\": ", e ? ", " : "");
+		json_str(f, events[e].name);
+		fprintf(f, ", \"samples\": %" PRIu64 ", \"kernel_count\": %" PRIu64
+			", \"kernel_lost\": %" PRIu64 "}", events[e].samples,
+			events[e].count, events[e].lost);
+	}
+	fprintf(f, "],\n  \"reader\": {\"order\": \"%s\", \"yield\": %s, "
+		"\"interval_us\": %ld, \"pages\": %lu},\n",
+		opt.reverse ? "reverse" : "forward", opt.yield ? "true" : "false",
+		opt.interval_us, opt.pages);
+	fprintf(f, "  \"load\": {\"threads\": %d, \"hops\": %" PRIu64 "},\n",
+		opt.load, hops);
+	fprintf(f, "  \"duration_s\": %.3f,\n  \"rounds\": %" PRIu64 ",\n"
+		"  \"records\": %" PRIu64 ",\n  \"samples\": %" PRIu64 ",\n"
+		"  \"untimed\": %" PRIu64 ",\n  \"ring_errors\": %" PRIu64 ",\n"
+		"  \"stale\": {\"records\": %" PRIu64 ", \"worst_ns\": %" PRIu64 "},\n",
+		secs, rounds_total, records_total, samples_total, nontime_total,
+		ring_errors, inflight_seen, inflight_worst_ns);
+	fprintf(f, "  \"kernel\": {\"count\": %" PRIu64 ", \"lost\": %" PRIu64
+		", \"lost_counter\": %s, \"lost_in_records\": %" PRIu64
+		", \"lost_samples_records\": %" PRIu64 ", \"unaccounted\": %" PRId64
+		", \"consistent\": %s},\n",
+		k->count, k->lost, k->have_lost ? "true" : "false",
+		k->lost_in_records, k->lost_samples_records, k->unaccounted,
+		k->consistent ? "true" : "false");
+	fprintf(f, "  \"rules\": [\n");
+	for (i = 0; i < NR_RULES; i++) {
+		struct rule_state *r = &rules[i];
+		struct perfclock_queue_stats st;
+
+		perfclock_queue_get_stats(r->q, &st);
+		fprintf(f, "    {\"name\": \"%s\", \"pushed\": %" PRIu64
+			", \"delivered\": %" PRIu64 ", \"in_order\": %" PRIu64
+			", \"late\": %" PRIu64 ", \"worst_lateness_ns\": %" PRIu64
+			", \"below_horizon\": %" PRIu64 ", \"forced\": %" PRIu64
+			", \"queued_at_end\": %" PRIu64 ", \"out_of_order_in_source\": %" PRIu64
+			", \"order_errors\": %" PRIu64
+			", \"ordered\": %s, \"hold_ns\": {\"p50\": %" PRIu64
+			", \"p99\": %" PRIu64 ", \"max\": %" PRIu64 "}, "
+			"\"peak_queue\": %" PRIu64 "}%s\n",
+			perfclock_rule_name(i), st.pushed, r->in_order + r->late,
+			r->in_order, r->late, st.worst_lateness_ns, st.below_horizon,
+			st.forced, st.queued, st.out_of_order_in_source, r->order_errors,
+			r->order_errors ? "false" : "true", hist_pct(&r->hold, 50),
+			hist_pct(&r->hold, 99), r->hold.max, r->peak_queued,
+			i + 1 < NR_RULES ? "," : "");
+	}
+	fprintf(f, "  ],\n  \"our_inflight_ns\": %" PRIu64 ",\n"
+		"  \"our_prev_round\": %s\n}\n",
+		opt.inflight_ns >= 0 ? (uint64_t)opt.inflight_ns :
+		(uint64_t)PERFCLOCK_QUEUE_DEFAULT_INFLIGHT_NS,
+		opt.prev_round ? "true" : "false");
+}
+
+/* ---- main ---- */
+
+static void cleanup(int *cpus, struct pollfd *pfd)
+{
+	int c, e, i;
+
+	for (i = 0; i < NR_RULES; i++)
+		perfclock_queue_free(rules[i].q);
+	for (c = 0; c < nr_rings; c++) {
+		perfclock_ring_free(rings[c].ring);
+		if (rings[c].base && rings[c].base != MAP_FAILED)
+			munmap(rings[c].base, rings[c].len);
+		for (e = 0; e < nr_events; e++)
+			close(rings[c].fd[e]);
+	}
+	free(rings);
+	free(cpus);
+	free(pfd);
+	perfclock_close(clk);
+}
+
+static pid_t start_command(char **argv)
+{
+	pid_t pid = fork();
+
+	if (pid < 0)
+		die("fork: %s", strerror(errno));
+	if (!pid) {
+		execvp(argv[0], argv);
+		fprintf(stderr, "demo_flush: %s: %s\n", argv[0], strerror(errno));
+		_exit(127);
+	}
+	return pid;
+}
+
+int main(int argc, char **argv)
+{
+	static char outbuf[1 << 20];
+	struct perfclock_clock_info ci;
+	struct kernel_counts kc;
+	struct sigaction sa;
+	struct pollfd *pfd;
+	struct load *load = NULL;
+	uint64_t t0, t_end = 0, last_status, hops = 0;
+	uint64_t st_samples = 0, st_rounds = 0;
+	pid_t child = -1;
+	int *cpus, ncpus, c, e, i, err, child_status = 0;
+	FILE *tables;
+	double secs;
+
+	parse_args(argc, argv);
+	setvbuf(stdout, outbuf, _IOFBF, sizeof(outbuf));
+
+	open_clock();
+	err = perfclock_get_info(clk, &ci);
+	if (err)
+		die("perfclock_get_info: %s", strerror(-err));
+	pick_events();
+	ncpus = online_cpus(&cpus);
+	open_events(cpus, ncpus);
+	make_queues();
+
+	pfd = calloc((size_t)nr_rings, sizeof(*pfd));
+	if (!pfd)
+		die("out of memory");
+	for (c = 0; c < nr_rings; c++) {
+		pfd[c].fd = rings[c].fd[0];
+		pfd[c].events = POLLIN;
+	}
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+
+	for (c = 0; c < nr_rings; c++)
+		for (e = 0; e < nr_events; e++)
+			if (ioctl(rings[c].fd[e], PERF_EVENT_IOC_ENABLE, 0))
+				die("PERF_EVENT_IOC_ENABLE: %s", strerror(errno));
+
+	t0 = wall_ns();
+	if (opt.load) {
+		load = load_start(opt.load, cpus, ncpus);
+		if (!load)
+			die("starting the load: %s", strerror(errno));
+	}
+	if (opt.command)
+		child = start_command(opt.command);
+	if (opt.duration > 0)
+		t_end = t0 + (uint64_t)(opt.duration * 1e9);
+	else if (!opt.command)
+		t_end = t0 + 5000000000ull;
+	last_status = t0;
+
+	while (!stop_flag) {
+		uint64_t now;
+
+		do_round();
+		now = wall_ns();
+		if (t_end && now >= t_end)
+			break;
+		if (child > 0 && waitpid(child, &child_status, WNOHANG) == child) {
+			child = -1;
+			break;
+		}
+		if (opt.status && now - last_status >= 500000000ull) {
+			status_line((now - t0) / 1e9, samples_total - st_samples,
+				    rounds_total - st_rounds, (now - last_status) / 1e9);
+			st_samples = samples_total;
+			st_rounds = rounds_total;
+			last_status = now;
+		}
+		wait_round(pfd);
+	}
+	if (opt.status)
+		fputs("\r\033[K", stderr);
+
+	/* Stop the producers, then drain what they left and flush it all. */
+	if (load)
+		hops = load_stop(load);
+	for (c = 0; c < nr_rings; c++)
+		for (e = 0; e < nr_events; e++)
+			ioctl(rings[c].fd[e], PERF_EVENT_IOC_DISABLE, 0);
+	secs = (wall_ns() - t0) / 1e9;
+	do_round();
+	emit_now = clock_now();
+	for (i = 0; i < NR_RULES; i++) {
+		int64_t ret = perfclock_queue_flush_all(rules[i].q);
+
+		if (ret < 0)
+			die("perfclock_queue_flush_all: %s", strerror((int)-ret));
+	}
+	if (child > 0) {
+		kill(child, SIGTERM);
+		waitpid(child, &child_status, 0);
+	}
+	fflush(stdout);
+
+	kernel_counts(&kc);
+	/* The device's skew bound can have grown while we ran. */
+	err = perfclock_get_info(clk, &ci);
+	if (err)
+		die("perfclock_get_info: %s", strerror(-err));
+	tables = (opt.print || (opt.json && !strcmp(opt.json, "-"))) ? stderr : stdout;
+	print_tables(tables, secs, &kc, &ci, hops);
+	if (opt.json) {
+		FILE *f = strcmp(opt.json, "-") ? fopen(opt.json, "we") : stdout;
+
+		if (!f)
+			die("%s: %s", opt.json, strerror(errno));
+		write_json(f, secs, &kc, &ci, hops);
+		if (f != stdout && fclose(f))
+			die("%s: %s", opt.json, strerror(errno));
+	}
+	fflush(stdout);
+	cleanup(cpus, pfd);
+	return 0;
+}
