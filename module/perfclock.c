@@ -48,6 +48,7 @@ static_assert(offsetof(struct perfclock_page, seq) == 0);
 static_assert(offsetof(struct perfclock_page, tsc_mult) == 16);
 static_assert(offsetof(struct perfclock_page, coarse_ns) == 32);
 static_assert(offsetof(struct perfclock_page, update_count) == 64);
+static_assert(offsetof(struct perfclock_page, timer_lateness_ns) == 72);
 static_assert(sizeof(struct perfclock_time) == 16);
 static_assert(sizeof(struct perfclock_info) == 72);
 
@@ -173,6 +174,7 @@ static void perfclock_publish(void)
 	WRITE_ONCE(pg->skew_bound_ns, perfclock_skew_bound());
 	WRITE_ONCE(pg->update_period_ns, ktime_to_ns(perfclock.period));
 	WRITE_ONCE(pg->update_count, pg->update_count + 1);
+	WRITE_ONCE(pg->timer_lateness_ns, perfclock.timer_lateness_ns);
 
 	/* Fields visible before the even seq: pairs with the reader's first rmb. */
 	smp_wmb();

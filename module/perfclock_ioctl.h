@@ -156,7 +156,8 @@ struct perfclock_page {
 	__u64 skew_bound_ns;	/* as in perfclock_info */
 	__u64 update_period_ns;	/* as in perfclock_info */
 	__u64 update_count;	/* bumped by every update */
-	__u64 __reserved[503];	/* zero; pads the struct to 4096 bytes */
+	__u64 timer_lateness_ns;	/* as in perfclock_info */
+	__u64 __reserved[502];	/* zero; pads the struct to 4096 bytes */
 };
 
 #endif /* _UAPI_LINUX_PERFCLOCK_IOCTL_H */

@@ -75,6 +75,8 @@ static inline uint64_t perfclock_tsc_to_ns(uint64_t tsc, uint64_t mult,
 struct perfclock_page_sample {
 	uint64_t coarse_ns;	/* lower bound, always valid */
 	uint64_t now_ns;	/* current local_clock(), if tsc_valid */
+	uint64_t skew_bound_ns;	/* the bound when the page was read */
+	uint64_t timer_lateness_ns;
 	uint32_t flags;		/* PERFCLOCK_PAGE_* */
 	uint32_t coarse_cpu;
 };
@@ -105,6 +107,8 @@ static inline int perfclock_page_sample(const struct perfclock_page *pg,
 		s->flags = vp->flags;
 		s->coarse_ns = vp->coarse_ns;
 		s->coarse_cpu = vp->coarse_cpu;
+		s->skew_bound_ns = vp->skew_bound_ns;
+		s->timer_lateness_ns = vp->timer_lateness_ns;
 		mult = vp->tsc_mult;
 		shift = vp->tsc_shift;
 		offset = vp->tsc_offset;
@@ -148,10 +152,10 @@ static inline int perfclock_page_try_now(const struct perfclock_page *pg,
 	/* An odd seq means an update was under way when we started. */
 	if (__atomic_load_n(&pg->seq, __ATOMIC_RELAXED) != seq || (seq & 1))
 		return 0;
-	if (!(flags & PERFCLOCK_PAGE_TSC_VALID))
+	/* The module keeps shift below 32: a larger one is not a conversion. */
+	if (!(flags & PERFCLOCK_PAGE_TSC_VALID) || shift >= 64)
 		return -EOPNOTSUPP;
-	/* The module keeps shift below 32; the mask only rules out UB. */
-	*ns = perfclock_tsc_to_ns(tsc, mult, shift & 63, offset);
+	*ns = perfclock_tsc_to_ns(tsc, mult, shift, offset);
 	return 1;
 }
 
