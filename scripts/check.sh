@@ -83,10 +83,11 @@ echo "# kernel: headers $KDIR, guest $vmlinuz"
 
 log=build/check
 mkdir -p "$log"
-make --no-print-directory KDIR="$KDIR" module selftests > "$log/build.log" 2>&1
+{ make --no-print-directory KDIR="$KDIR" module selftests &&
+	make --no-print-directory -C user guest; } > "$log/build.log" 2>&1
 st=$?
 [ $st -eq 0 ] || sed 's/^/# /' "$log/build.log" | tail -40
-result build $st "make module selftests"
+result build $st "make module selftests, make -C user guest"
 [ $st -eq 0 ] || finish
 
 if want lint; then
@@ -124,7 +125,7 @@ fi
 want guest || finish
 payload=build/guest/payload
 rm -rf "$payload" && mkdir -p "$payload"
-cp build/selftests/* module/perfclock.ko "$payload/"
+cp build/selftests/* user/build/guest/* module/perfclock.ko "$payload/"
 for regime in stable unstable; do
 	append=''
 	[ $regime = stable ] && append='tsc=reliable'

@@ -78,6 +78,15 @@ done
 echo "# === kernel"
 log_clean "the selftests"
 
+# The library against the real module: its reads bracket perf records,
+# and it merges real per-CPU rings stamped with the module's clock.
+echo "# === libperfclock test_module"
+./test_module || rc=1
+echo "# === libperfclock test_ring_real"
+./test_ring_real device || rc=1
+echo "# === kernel"
+log_clean "the library tests"
+
 # The liburcu torture: every path on every CPU at once, with other
 # processes opening, mapping and forking on the device meanwhile; then
 # proof that it catches a clock stepping back beyond the bound.

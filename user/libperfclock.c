@@ -290,6 +290,7 @@ PERFCLOCK_API int perfclock_get_info(struct perfclock *clk,
 	info->skew_bound_ns = ki.skew_bound_ns;
 	info->update_period_ns = ki.update_period_ns;
 	info->measured_skew_ns = ki.measured_skew_ns;
+	info->timer_lateness_ns = ki.timer_lateness_ns;
 	if (ki.flags & PERFCLOCK_INFO_SCHED_CLOCK_STABLE)
 		info->flags |= PERFCLOCK_CLOCK_GLOBAL;
 	if (clk->page) {
@@ -305,6 +306,23 @@ PERFCLOCK_API int perfclock_get_info(struct perfclock *clk,
 uint64_t perfclock__skew_bound(const struct perfclock *clk)
 {
 	return clk->backend == PERFCLOCK_BACKEND_DEVICE ? skew_bound(clk) : 0;
+}
+
+/* Like skew_bound(): the larger of the value at open and the page's. */
+uint64_t perfclock__stall_bound(const struct perfclock *clk)
+{
+	uint64_t b, p;
+
+	if (clk->backend != PERFCLOCK_BACKEND_DEVICE)
+		return 0;
+	b = clk->info.timer_lateness_ns;
+	if (clk->page) {
+		p = __atomic_load_n(&clk->page->timer_lateness_ns,
+				    __ATOMIC_RELAXED);
+		if (p > b)
+			b = p;
+	}
+	return b;
 }
 
 PERFCLOCK_API int perfclock_check_attr(const struct perfclock *clk,

@@ -117,7 +117,13 @@ struct perfclock_clock_info {
 	uint64_t skew_bound_ns;
 	uint64_t update_period_ns;	/* device page refresh period */
 	uint64_t measured_skew_ns;	/* device: observed at load */
-	uint64_t reserved[4];
+	/*
+	 * device: the worst lateness of the module's timer seen since load
+	 * (perfclock_info::timer_lateness_ns): how long this machine's CPUs
+	 * get stalled, e.g. vCPUs descheduled by an overcommitted host.
+	 */
+	uint64_t timer_lateness_ns;
+	uint64_t reserved[3];
 };
 
 /* Fill *info (device: refreshed by PERFCLOCK_IOC_GET_INFO). */
@@ -230,7 +236,12 @@ int perfclock_record_time(const void *data, size_t size,
  *   that is global), so this round drains it; skew_bound_ns covers CPUs
  *   whose clocks lag the reader's, inflight_ns covers records stamped
  *   before round_start but committed to the ring after the reader passed
- *   it. With PERFCLOCK_QUEUE_PREV_ROUND the limit is further capped at
+ *   it. Stamping and committing a record are a few instructions apart on
+ *   one CPU, unless that CPU stalls in between: a VM's vCPU descheduled
+ *   by its host can stall for milliseconds. So with the device clock the
+ *   in-flight allowance used is at least the stall the module measures
+ *   (timer_lateness_ns, re-read each round).
+ *   With PERFCLOCK_QUEUE_PREV_ROUND the limit is further capped at
  *   the previous round's start - skew_bound_ns: a record then only has to
  *   be committed within one round period.
  * PERFCLOCK_RULE_AHERN: ts < round_start (no margin).

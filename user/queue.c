@@ -85,6 +85,7 @@ struct slab {
 struct perfclock_queue {
 	struct perfclock_queue_config cfg;
 	uint64_t skew;
+	uint64_t stall;		/* the clock's measured CPU stall, see OURS */
 	struct qsrc *src;
 	struct hent *src_heap;	/* min-heap over non-empty sources */
 	uint32_t src_heap_len;
@@ -459,6 +460,7 @@ perfclock_queue_new(const struct perfclock_queue_config *cfg)
 	q->skew = cfg->skew_bound_ns;
 	if (q->skew == PERFCLOCK_QUEUE_SKEW_FROM_CLOCK)
 		q->skew = cfg->clock ? perfclock__skew_bound(cfg->clock) : 0;
+	q->stall = cfg->clock ? perfclock__stall_bound(cfg->clock) : 0;
 	q->src = calloc(cfg->nr_sources, sizeof(*q->src));
 	q->src_heap = calloc(cfg->nr_sources, sizeof(*q->src_heap));
 	if (!q->src || !q->src_heap) {
@@ -507,9 +509,10 @@ PERFCLOCK_API int perfclock_queue_round_begin(struct perfclock_queue *q)
 
 	if (!q || !q->cfg.clock)
 		return -EINVAL;
-	/* The device's bound can grow at run time: follow it. */
+	/* The device's bounds can grow at run time: follow them. */
 	if (q->cfg.skew_bound_ns == PERFCLOCK_QUEUE_SKEW_FROM_CLOCK)
 		q->skew = perfclock__skew_bound(q->cfg.clock);
+	q->stall = perfclock__stall_bound(q->cfg.clock);
 	if (q->cfg.flags & PERFCLOCK_QUEUE_LOWER_BOUND)
 		err = perfclock_read_lower_bound(q->cfg.clock, &now);
 	else
@@ -622,7 +625,8 @@ static int rule_limit(struct perfclock_queue *q, uint64_t *limit)
 	case PERFCLOCK_RULE_OURS:
 		/* A lower-bound round start has the skew taken off already. */
 		sk = (q->cfg.flags & PERFCLOCK_QUEUE_LOWER_BOUND) ? 0 : q->skew;
-		m = sk + q->cfg.inflight_ns;
+		/* A record in flight across a CPU stall: see the header. */
+		m = sk + (q->stall > q->cfg.inflight_ns ? q->stall : q->cfg.inflight_ns);
 		if (m < sk || q->start <= m)
 			return 0;
 		h = q->start - m;

@@ -440,7 +440,12 @@ int main(int argc, char **argv)
 	       (unsigned long long)t0, (unsigned long long)S.comm_time,
 	       (unsigned long long)t1);
 
-	/* The other rules on the same captured rounds. */
+	/*
+	 * The other rules on the same captured rounds. The replay has no
+	 * clock: give OURS the bounds the clock advertises now (they only
+	 * grow), as the live queue read them each round.
+	 */
+	perfclock_get_info(clk, &cinfo);
 	{
 		int rule;
 
@@ -457,6 +462,8 @@ int main(int argc, char **argv)
 			c2.deliver = synth_rec_deliver;
 			c2.arg = &rec;
 			c2.skew_bound_ns = cinfo.skew_bound_ns;
+			if (cinfo.timer_lateness_ns > c2.inflight_ns)
+				c2.inflight_ns = cinfo.timer_lateness_ns;
 			if (rule == PERFCLOCK_RULE_OURS)
 				c2.flags = cfg.flags;
 			q2 = perfclock_queue_new(&c2);
