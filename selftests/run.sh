@@ -17,10 +17,12 @@ log_warnings() {
 }
 
 # Warnings the kernel prints whatever the module does: the taint notice
-# for the first unsigned out-of-tree module of a boot, and the hrtimer
+# for the first unsigned out-of-tree module of a boot, the hrtimer
 # interrupt's "took N ns" (pr_warn_once), which a TCG guest whose vCPUs
-# the host starves can print at any time.
-KERNEL_NOISE='loading out-of-tree module taints kernel|module verification failed: signature|hrtimer: interrupt took'
+# the host starves can print at any time, and, on PREEMPT_RT kernels, the
+# scheduler's once-per-boot note that real-time threads (irq and cpuhp
+# threads, slow under TCG) used their share.
+KERNEL_NOISE='loading out-of-tree module taints kernel|module verification failed: signature|hrtimer: interrupt took|sched: RT throttling activated'
 
 # Nothing at warning level or above may have reached the log since it
 # was last cleared, but KERNEL_NOISE. $1 names the step; $2, if given, is
