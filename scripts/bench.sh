@@ -4,7 +4,9 @@
 # scripts/bench.sh — what `make bench` runs. Benchmarks, not tests: they
 # print tables and assert nothing.
 #   1. the clock paths (bench/perfclock_bench.c), in one guest boot per
-#      clock regime, so that ratios within a boot compare paths;
+#      clock regime, so that ratios within a boot compare paths, then the
+#      long liburcu stress runs (2 min of clock torture, 30 s per drain
+#      mode) in the same boot;
 #   2. the library's queue throughput (make -C user bench), on the host;
 #   3. the live demo in both regimes, plotted (build/demo/demo.png).
 set -uo pipefail
@@ -15,10 +17,12 @@ scripts/deps.sh build vm user bench >&2 || exit 1
 kver=$(sed -n 's/^#define UTS_RELEASE "\(.*\)"$/\1/p' "$KDIR/include/generated/utsrelease.h")
 make --no-print-directory KDIR="$KDIR" module >&2 || exit 1
 make --no-print-directory -C bench >&2 || exit 1
+make --no-print-directory -C selftests >&2 || exit 1
 
 payload=build/guest/bench
 rm -rf "$payload" && mkdir -p "$payload"
-cp build/bench/perfclock_bench module/perfclock.ko "$payload/"
+cp build/bench/perfclock_bench build/selftests/perfclock_stress \
+	build/selftests/perfclock_drain module/perfclock.ko "$payload/"
 cat > "$payload/run.sh" <<'RUN'
 #!/bin/sh
 cd /payload || exit 1
@@ -30,6 +34,9 @@ if grep -q tsc=reliable /proc/cmdline; then
 fi
 insmod perfclock.ko || exit 1
 ./perfclock_bench $regime
+# The long liburcu runs: the clock torture, then parallel drain vs rounds.
+./perfclock_stress --seconds ${STRESS_SECONDS:-120}
+./perfclock_drain --seconds ${DRAIN_SECONDS:-30}
 RUN
 chmod +x "$payload/run.sh"
 

@@ -111,6 +111,10 @@ if want stress; then
 	result host $st "perfclock_stress --clock monotonic exits 0"
 	$stress --clock monotonic --seconds 1 --inject-skew 1000000 > "$log/stress-inject.tap" 2>&1
 	result host $(($? == 0)) "perfclock_stress detects a CPU reading 1 ms beyond the bound behind"
+	build/selftests/perfclock_drain --clock monotonic --seconds 3 > "$log/drain.tap" 2>&1
+	st=$?
+	collect host "$log/drain.tap"
+	result host $st "perfclock_drain --clock monotonic exits 0"
 fi
 
 if want demo; then

@@ -101,6 +101,10 @@ if ./perfclock_stress --seconds 1 --no-device-stress --inject-skew 1000000000 >/
 else
 	echo "ok - detects one CPU reading 1 s beyond the bound behind"
 fi
+# Per-CPU readers and a wait-free-queue merger against the library's
+# round-robin reader, on the same load: no late or lost record either way.
+echo "# === perfclock_drain"
+./perfclock_drain --seconds "${DRAIN_SECONDS:-3}" || rc=1
 echo "# === kernel"
 log_clean "the stress test"
 

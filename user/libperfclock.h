@@ -353,7 +353,11 @@ void perfclock_queue_free(struct perfclock_queue *q);
 
 /* Begin a round: read the clock (round start). -EINVAL if no clock. */
 int perfclock_queue_round_begin(struct perfclock_queue *q);
-/* Begin a round with an explicit start time (synthetic streams, tests). */
+/*
+ * Begin a round with an explicit start time: synthetic streams, tests, or
+ * one clock read shared by several queues. With a clock configured, the
+ * bounds are refreshed from it as by perfclock_queue_round_begin().
+ */
 int perfclock_queue_round_begin_at(struct perfclock_queue *q, uint64_t start);
 
 /*

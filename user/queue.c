@@ -492,6 +492,15 @@ PERFCLOCK_API int perfclock_queue_round_begin_at(struct perfclock_queue *q,
 {
 	if (!q)
 		return -EINVAL;
+	/*
+	 * The device's bounds can grow at run time: follow them, also when
+	 * the caller read the round start itself (one read for many queues).
+	 */
+	if (q->cfg.clock) {
+		if (q->cfg.skew_bound_ns == PERFCLOCK_QUEUE_SKEW_FROM_CLOCK)
+			q->skew = perfclock__skew_bound(q->cfg.clock);
+		q->stall = perfclock__stall_bound(q->cfg.clock);
+	}
 	if (q->round) {
 		q->prev_start = q->start;
 		q->have_prev_start = 1;
@@ -509,10 +518,6 @@ PERFCLOCK_API int perfclock_queue_round_begin(struct perfclock_queue *q)
 
 	if (!q || !q->cfg.clock)
 		return -EINVAL;
-	/* The device's bounds can grow at run time: follow them. */
-	if (q->cfg.skew_bound_ns == PERFCLOCK_QUEUE_SKEW_FROM_CLOCK)
-		q->skew = perfclock__skew_bound(q->cfg.clock);
-	q->stall = perfclock__stall_bound(q->cfg.clock);
 	if (q->cfg.flags & PERFCLOCK_QUEUE_LOWER_BOUND)
 		err = perfclock_read_lower_bound(q->cfg.clock, &now);
 	else
