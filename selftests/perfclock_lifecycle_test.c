@@ -205,18 +205,6 @@ TEST_F(mod, unprivileged_access)
 	EXPECT_EQ(0, WEXITSTATUS(status));
 }
 
-static int write_file(const char *path, const char *s)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	n = write(fd, s, strlen(s));
-	close(fd);
-	return n == (ssize_t)strlen(s) ? 0 : -errno;
-}
-
 /*
  * A CPU that goes offline and comes back while the page is mapped: the
  * hotplug callback checks it, and the clock still works there, the page
@@ -244,8 +232,8 @@ TEST_F(mod, cpu_hotplug_while_mapped)
 	ASSERT_NE(NULL, pg);
 	fast = pc_page_fast(pg);
 
-	ASSERT_EQ(0, write_file(path, "0"));
-	ASSERT_EQ(0, write_file(path, "1"));
+	ASSERT_EQ(0, pc_write_file(path, "0"));
+	ASSERT_EQ(0, pc_write_file(path, "1"));
 	ASSERT_EQ(0, pc_pin(cpu));
 
 	/* The stable regime stays stable: the TSC did not change. */

@@ -24,18 +24,6 @@
 #define MSR_IA32_TSC	0x10
 #define TSC_JUMP_NS	10000000ULL	/* 10 ms: far beyond any sync tolerance */
 
-static int write_file(const char *path, const char *s)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	n = write(fd, s, strlen(s));
-	close(fd);
-	return n == (ssize_t)strlen(s) ? 0 : -errno;
-}
-
 static uint64_t mono_ns(void)
 {
 	struct timespec ts;
@@ -83,8 +71,8 @@ TEST(page_stops_when_tsc_marked_unstable)
 		     cpu);
 
 	snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/online", cpu);
-	ASSERT_EQ(0, write_file(path, "0")) TH_LOG("offline cpu %d", cpu);
-	ASSERT_EQ(0, write_file(path, "1")) TH_LOG("online cpu %d", cpu);
+	ASSERT_EQ(0, pc_write_file(path, "0")) TH_LOG("offline cpu %d", cpu);
+	ASSERT_EQ(0, pc_write_file(path, "1")) TH_LOG("online cpu %d", cpu);
 	online_done = mono_ns();
 
 	/* Within one update period (twice, for a late timer under TCG). */

@@ -82,6 +82,19 @@ static inline int pc_pin(int cpu)
 	return sched_setaffinity(0, sizeof(set), &set) ? -errno : 0;
 }
 
+/* Write a string to a sysfs file: 0 or -errno. */
+static inline int pc_write_file(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = write(fd, s, strlen(s));
+	close(fd);
+	return n == (ssize_t)strlen(s) ? 0 : -errno;
+}
+
 /* The CPUs this process may run on: every online CPU in the guest. */
 static inline int pc_cpus(int *cpus, int max)
 {
