@@ -26,12 +26,7 @@ cp build/bench/perfclock_bench build/selftests/perfclock_stress \
 cat > "$payload/run.sh" <<'RUN'
 #!/bin/sh
 cd /payload || exit 1
-cs=/sys/devices/system/clocksource/clocksource0/current_clocksource
-regime=unstable
-if grep -q tsc=reliable /proc/cmdline; then
-	regime=stable
-	for _ in $(seq 100); do [ "$(cat $cs)" = tsc ] && break; sleep 0.1; done
-fi
+regime=$PERFCLOCK_REGIME	# settled by the guest's /init
 insmod perfclock.ko || exit 1
 ./perfclock_bench $regime
 # The long liburcu runs: the clock torture, then parallel drain vs rounds.

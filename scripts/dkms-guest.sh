@@ -13,55 +13,8 @@ kver=$(uname -r)
 ko=/lib/modules/$kver/updates/dkms/perfclock.ko
 want=$(cat /payload/VERSION)
 cs=/sys/devices/system/clocksource/clocksource0/current_clocksource
-rc=0
-# Printed once per boot when the host deschedules a vCPU thread in the
-# middle of the timer interrupt: TCG guests on a busy 2-core host (two
-# guests at once) print it whatever the module does. On PREEMPT_RT the
-# scheduler also says once when real-time threads (the RT kernel's irq
-# and cpuhp threads, slow under TCG while the tests hotplug a CPU) used
-# their 95% share.
-noise='hrtimer: interrupt took [0-9]+ ns|sched: RT throttling activated'
-
-check() {	# check DESCRIPTION COMMAND...
-	desc=$1
-	shift
-	if "$@"; then
-		echo "ok - $desc"
-	else
-		echo "not ok - $desc"
-		rc=1
-	fi
-}
-
-# Kernel log lines at warning level or above (busybox dmesg has no -l).
-log_warnings() {
-	dmesg -r | awk -F'[<>]' '/^</ && $2 % 8 <= 4'
-}
-
-# Nothing at warning level or above since the log was last cleared,
-# except lines matching $2.
-log_clean() {
-	bad=$(log_warnings)
-	[ -n "$2" ] && bad=$(echo "$bad" | grep -v -E "$2")
-	if [ -z "$bad" ]; then
-		echo "ok - log clean after $1"
-	else
-		echo "$bad" | sed 's/^/# /'
-		echo "not ok - log clean after $1"
-		rc=1
-	fi
-}
-
-if grep -q 'tsc=reliable' /proc/cmdline; then
-	regime=stable
-	# Let the switch from tsc-early to tsc happen before measuring.
-	for _ in $(seq 100); do
-		[ "$(cat $cs)" = tsc ] && break
-		sleep 0.1
-	done
-else
-	regime=unstable
-fi
+. /lib/perfclock/guest-lib.sh
+regime=$PERFCLOCK_REGIME
 echo "# regime: $regime ($(cat $cs)), $(nproc) CPUs, $kver"
 echo "# kernel: $(cat /proc/version)"
 
@@ -96,13 +49,10 @@ for t in perfclock_ioctl_test perfclock_ioctl_test_32 perfclock_page_test \
 	"./$t" || rc=1
 done
 echo "# === dkms module"
-# The kernel says this of the first out-of-tree module of a boot, and of a
-# module signed with a key it does not hold (DKMS's own MOK).
-log_clean "the selftests" "loading out-of-tree module taints kernel|module verification failed: signature|$noise"
+log_clean "the selftests"
 
-dmesg -c >/dev/null
 check "modprobe -r perfclock" modprobe -r perfclock
 check "the module is gone after modprobe -r" test ! -e /sys/module/perfclock
 check "/dev/perfclock is gone after modprobe -r" test ! -e /dev/perfclock
-log_clean "unload" "$noise"
+log_clean "unload"
 exit $rc

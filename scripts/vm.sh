@@ -26,7 +26,9 @@
 #
 # Guest environment: proc, sysfs, devtmpfs, tracefs (/sys/kernel/tracing),
 # debugfs (/sys/kernel/debug, best effort), tmpfs /tmp; busybox applets on
-# PATH; stdin is /dev/null. After run.sh, /init writes
+# PATH; stdin is /dev/null; PERFCLOCK_REGIME=stable (tsc=reliable, after
+# the kernel's switch to the tsc clocksource) or unstable; shell helpers
+# in /lib/perfclock/guest-lib.sh (scripts/guest-lib.sh). After run.sh, /init writes
 #   PERFCLOCK-GUEST-DONE rc=<run.sh exit code>
 # to ttyS1 and powers off.
 #
@@ -131,6 +133,8 @@ fi
 
 cp -a "$payload" "$root/payload"
 chmod +x "$root/payload/run.sh"
+mkdir -p "$root/lib/perfclock"
+cp "$(dirname "$0")/guest-lib.sh" "$root/lib/perfclock/guest-lib.sh"
 # After the base layout, so its files win; before /init, which stays ours.
 [ -z "$extra_root" ] || cp -a "$extra_root/." "$root/"
 if [ -n "$modules_from" ]; then
@@ -161,6 +165,20 @@ mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null || true
 # ttyS1 carries only the payload; raw mode so lines are not rewritten
 # (onlcr would turn \n into \r\n).
 stty -F /dev/ttyS1 raw -echo 2>/dev/null || true
+# The clock regime the payload runs in, settled: with tsc=reliable the
+# kernel switches from tsc-early to tsc, recalibrating the TSC, about
+# 2.5 s into boot, which can be after /init starts.
+cs=/sys/devices/system/clocksource/clocksource0/current_clocksource
+if grep -q tsc=reliable /proc/cmdline; then
+	PERFCLOCK_REGIME=stable
+	for _ in $(seq 100); do
+		[ "$(cat $cs)" = tsc ] && break
+		sleep 0.1
+	done
+else
+	PERFCLOCK_REGIME=unstable
+fi
+export PERFCLOCK_REGIME
 cd /payload
 rc=0
 if [ -x /payload/run.sh ]; then

@@ -6,52 +6,10 @@
 # each step. Prints TAP; scripts/check.sh counts the results of both boots.
 
 cd /payload || exit 1
+. /lib/perfclock/guest-lib.sh
 export PERFCLOCK_KO=/payload/perfclock.ko
 cs=/sys/devices/system/clocksource/clocksource0/current_clocksource
-rc=0
-
-# Kernel log lines at warning level or above (busybox dmesg has no -l:
-# read the raw <priority> prefixes, whose low three bits are the level).
-log_warnings() {
-	dmesg -r | awk -F'[<>]' '/^</ && $2 % 8 <= 4'
-}
-
-# Warnings the kernel prints whatever the module does: the taint notice
-# for the first unsigned out-of-tree module of a boot, the hrtimer
-# interrupt's "took N ns" (pr_warn_once), which a TCG guest whose vCPUs
-# the host starves can print at any time, and, on PREEMPT_RT kernels, the
-# scheduler's once-per-boot note that real-time threads (irq and cpuhp
-# threads, slow under TCG) used their share.
-KERNEL_NOISE='loading out-of-tree module taints kernel|module verification failed: signature|hrtimer: interrupt took|sched: RT throttling activated'
-
-# Nothing at warning level or above may have reached the log since it
-# was last cleared, but KERNEL_NOISE. $1 names the step; $2, if given, is
-# a pattern of more lines the kernel is expected to print for that step.
-# Clears the log for the next step.
-log_clean() {
-	bad=$(log_warnings | grep -v -E "$KERNEL_NOISE")
-	[ -n "$2" ] && bad=$(echo "$bad" | grep -v -E "$2")
-	if [ -z "$bad" ]; then
-		echo "ok - log clean after $1"
-	else
-		echo "$bad" | sed 's/^/# /'
-		echo "not ok - log clean after $1"
-		rc=1
-	fi
-	dmesg -c >/dev/null
-}
-
-# The stable regime switches from tsc-early to tsc ~2.5 s into boot,
-# recalibrating the TSC: let the kernel settle before measuring it.
-if grep -q 'tsc=reliable' /proc/cmdline; then
-	regime=stable
-	for _ in $(seq 100); do
-		[ "$(cat $cs)" = tsc ] && break
-		sleep 0.1
-	done
-else
-	regime=unstable
-fi
+regime=$PERFCLOCK_REGIME
 echo "# regime: $regime ($(cat $cs)), $(nproc) CPUs, $(uname -r)"
 
 echo "# === kernel"
