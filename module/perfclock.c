@@ -54,7 +54,7 @@ static_assert(sizeof(struct perfclock_info) == 72);
 
 static ushort mode = 0444;
 module_param(mode, ushort, 0444);
-MODULE_PARM_DESC(mode, "Permissions of /dev/perfclock (default 0444)");
+MODULE_PARM_DESC(mode, "Permissions of /dev/perfclock, nonzero (default 0444)");
 
 static uint update_period_us = 1000;
 module_param(update_period_us, uint, 0444);
@@ -572,6 +572,24 @@ static long perfclock_ioctl(struct file *file, unsigned int cmd,
 }
 
 /*
+ * The page is inserted at mmap() time; this puts it back after
+ * madvise(MADV_DONTNEED) zapped it, as ALSA does for its status page
+ * (snd_pcm_mmap_status_fault()), instead of a SIGBUS on the next read.
+ */
+static vm_fault_t perfclock_vm_fault(struct vm_fault *vmf)
+{
+	if (vmf->pgoff)
+		return VM_FAULT_SIGBUS;
+	vmf->page = virt_to_page(perfclock.page);
+	get_page(vmf->page);
+	return 0;
+}
+
+static const struct vm_operations_struct perfclock_vm_ops = {
+	.fault = perfclock_vm_fault,
+};
+
+/*
  * One page at offset 0, read-only for the life of the mapping. The
  * mapping holds the file, so the module stays pinned until munmap().
  */
@@ -584,6 +602,7 @@ static int perfclock_mmap(struct file *file, struct vm_area_struct *vma)
 
 	vm_flags_clear(vma, VM_MAYWRITE | VM_MAYEXEC);
 	vm_flags_set(vma, VM_DONTEXPAND | VM_DONTDUMP);
+	vma->vm_ops = &perfclock_vm_ops;
 	return vm_insert_page(vma, vma->vm_start, virt_to_page(perfclock.page));
 }
 
@@ -610,8 +629,10 @@ static int __init perfclock_init(void)
 	u64 skew_bound;
 	int ret;
 
-	if (mode & ~0777) {
-		pr_notice("mode=%#o: only permission bits are allowed\n", mode);
+	/* 0 would not mean 0000: devtmpfs makes a node without a mode 0600. */
+	if (!mode || (mode & ~0777)) {
+		pr_notice("mode=%#o: permission bits, at least one, are expected\n",
+			  mode);
 		return -EINVAL;
 	}
 	if (update_period_us < 100 || update_period_us > USEC_PER_SEC) {

@@ -126,6 +126,7 @@ TEST_F(mod, bad_parameters_rejected)
 {
 	const char *bad[] = {
 		"mode=01777",
+		"mode=0",
 		"update_period_us=99",
 		"update_period_us=1000001",
 	};

@@ -152,6 +152,14 @@ TEST_F(page, mremap_grow_refused)
 	EXPECT_EQ(PERFCLOCK_PAGE_VERSION, self->pg->version);
 }
 
+/* MADV_DONTNEED drops the PTE; the next read faults the page back in. */
+TEST_F(page, dontneed_then_read)
+{
+	ASSERT_EQ(0, madvise((void *)self->pg, self->size, MADV_DONTNEED));
+	EXPECT_EQ(PERFCLOCK_PAGE_VERSION, self->pg->version);
+	EXPECT_NE(0, self->pg->update_count);
+}
+
 /* coarse_ns is a lower bound of the clock, and it moves. */
 TEST_F(page, coarse_is_fresh_lower_bound)
 {
