@@ -16,6 +16,10 @@
 #   make dkms-deb        a perfclock-dkms .deb (dh_dkms) in build/dkms/
 #   make check-dkms      DKMS on cloud-amd64, amd64 and rt-amd64, each
 #                        module booted and tested in QEMU (root)
+#   make check-debug     the selftests, the interface fuzzer and init fault
+#                        injection under a debug kernel (KASAN, lockdep,
+#                        UBSAN, kmemleak) built from linux-source-6.1 and
+#                        cached in /var/cache/perfclock; FUZZ_SECONDS=
 #
 # The kernel tree: KDIR= wins; else KERNELRELEASE= (as DKMS passes it)
 # gives /lib/modules/$(KERNELRELEASE)/build; else the running kernel's
@@ -43,7 +47,7 @@ endif
 KBUILD_ARGS := -C $(KDIR) M=$(CURDIR) KCFLAGS='$(KCFLAGS) -DPERFCLOCK_VERSION=\"$(VERSION)\"'
 
 .PHONY: all module user selftests demo check check-kernel lint bench install clean kdir-check print-kdir \
-	dkms-install dkms-remove dkms-deb check-dkms
+	dkms-install dkms-remove dkms-deb check-dkms check-debug
 
 all: module user selftests
 
@@ -96,6 +100,9 @@ dkms-deb:
 
 check-dkms:
 	scripts/check-dkms.sh
+
+check-debug:
+	scripts/check-debug.sh
 
 clean:
 	-[ -d "$(KDIR)" ] && $(MAKE) $(KBUILD_ARGS) clean

@@ -1,0 +1,326 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# scripts/check-debug.sh — what `make check-debug` runs: perfclock under a
+# debug kernel (KASAN, lockdep, UBSAN, kmemleak, DEBUG_VM, atomic-sleep
+# checks, hardened usercopy, fault injection).
+#
+#   1. installs what is missing (scripts/deps.sh, plus the kernel build
+#      tools: flex, bison, bc, libelf-dev);
+#   2. builds a small x86_64 kernel from Debian's linux-source-6.1 tarball:
+#      `make tinyconfig` plus configs/debug-guest.config. The tree is cached
+#      outside the clone, in $PERFCLOCK_CACHE/debug-kernel/KEY, where KEY
+#      hashes the fragment, the tarball, the compiler and this recipe: a
+#      second run reuses it, a changed fragment builds a new one;
+#   3. builds the module against that tree (`make module KDIR=...`, on a
+#      copy of the sources, so a concurrent `make check` is not disturbed)
+#      and the selftests and the fuzzer (`make -C selftests`);
+#   4. boots it twice under QEMU (scripts/vm.sh), with tsc=reliable
+#      (stable sched_clock) and without (unstable), and in each runs
+#        - the whole selftest suite (selftests/run.sh, as in `make check`),
+#        - the interface fuzzer (selftests/perfclock_fuzz.c) for
+#          FUZZ_SECONDS, with unload/reload,
+#        - in the stable boot only (it does not depend on the clock), the
+#          fault-injection sweep of the module's load and init path
+#          (perfclock_fuzz --fail-init),
+#        - a forced kmemleak scan, and checks that the kernel is not
+#          tainted by a warning and that lockdep is still on.
+#      A KASAN, lockdep or UBSAN report, a kmemleak leak, a WARNING or a
+#      BUG fails the run (scripts/vm.sh reads the console; the payload
+#      reads kmemleak, the taint flags and lockdep's state).
+#
+# Environment:
+#   FUZZ_SECONDS     fuzzing time per boot (default 60); longer on request,
+#                    e.g. FUZZ_SECONDS=1800 make check-debug
+#   FUZZ_SEED        the fuzzer's seed (default: the time; printed, and a
+#                    failure prints the line that replays it)
+#   FAULT_SWEEP      init (default): the fault sites under do_init_module;
+#                    full: every site of the load path (about 330 loads,
+#                    some minutes more)
+#   GUEST_TIMEOUT    seconds per boot (default FUZZ_SECONDS + 600)
+#   PERFCLOCK_CACHE  cache root (default /var/cache/perfclock)
+#   JOBS             make -j for the kernel (default 2)
+#
+# Output: TAP, one line per result, "N passed, N failed, N skipped" at the
+# end; exit status non-zero if anything failed. Logs: build/debug/.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+top=$(pwd)
+
+TARBALL=${KERNEL_SRC_TARBALL:-/usr/src/linux-source-6.1.tar.xz}
+TOPDIR=linux-source-6.1
+FRAGMENT=configs/debug-guest.config
+CACHE=${PERFCLOCK_CACHE:-/var/cache/perfclock}
+JOBS=${JOBS:-2}
+FUZZ_SECONDS=${FUZZ_SECONDS:-60}
+FUZZ_SEED=${FUZZ_SEED:-$(date +%s)}
+FAULT_SWEEP=${FAULT_SWEEP:-init}
+GUEST_TIMEOUT=${GUEST_TIMEOUT:-$((FUZZ_SECONDS + 600))}
+# Bump when the way the kernel is built changes (not the fragment: that
+# is hashed itself).
+RECIPE=1
+
+log=build/debug
+mkdir -p "$log"
+n=0 passed=0 failed=0 skipped=0
+t_start=$(date +%s)
+
+result() {	# result STATUS DESCRIPTION
+	n=$((n + 1))
+	if [ "$1" -eq 0 ]; then
+		passed=$((passed + 1)); echo "ok $n - debug: $2"
+	else
+		failed=$((failed + 1)); echo "not ok $n - debug: $2"
+	fi
+}
+
+# Renumber the guest's TAP lines into this run's plan.
+collect() {	# collect PREFIX FILE
+	local prefix=$1 file=$2 program='' line desc
+	while IFS= read -r line; do
+		case "$line" in
+		"# === "*) program="${line#\# === }: "; echo "$line" ;;
+		"ok"*|"not ok"*)
+			n=$((n + 1))
+			desc=$(echo "$line" | sed -E 's/^(not )?ok( [0-9]+)?( -)? ?//')
+			case "$line" in
+			"not ok"*) failed=$((failed + 1)); echo "not ok $n - $prefix: $program$desc" ;;
+			*"# SKIP"*) skipped=$((skipped + 1)); echo "ok $n - $prefix: $program$desc" ;;
+			*) passed=$((passed + 1)); echo "ok $n - $prefix: $program$desc" ;;
+			esac
+			;;
+		"TAP version"*|[0-9]*..[0-9]*) ;;
+		"#"*) echo "$line" ;;
+		*) echo "# $line" ;;
+		esac
+	done < "$file"
+}
+
+finish() {
+	echo "1..$n"
+	echo "$passed passed, $failed failed, $skipped skipped ($(( $(date +%s) - t_start )) s)"
+	[ "$failed" -eq 0 ]
+	exit
+}
+
+echo "TAP version 13"
+
+# ---- packages ------------------------------------------------------------------
+st=0
+scripts/deps.sh build vm lint >&2 || st=1
+missing=()
+for pkg in flex bison bc libelf-dev liburcu-dev; do
+	[ "$(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null)" = "install ok installed" ] ||
+		missing+=("$pkg")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+	echo "perfclock: installing ${missing[*]} (check-debug)" >&2
+	DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -q \
+		--no-install-recommends "${missing[@]}" </dev/null >&2 || st=1
+fi
+result $st "packages installed"
+[ $st -eq 0 ] || finish
+
+# ---- the kernel ------------------------------------------------------------------
+# The source, extracted once per tarball (about 40 s), shared by every tree.
+src_root=$CACHE/src
+src=$src_root/$TOPDIR
+stamp="$(stat -c '%s %Y' "$TARBALL")"
+mkdir -p "$CACHE/debug-kernel" "$src_root"
+exec 9>"$CACHE/debug-kernel/.lock"
+flock 9	# one build at a time per cache; a second run waits, then reuses
+
+if [ ! -f "$src_root/.stamp" ] || [ "$(cat "$src_root/.stamp")" != "$stamp" ]; then
+	echo "# extracting $TARBALL into $src_root"
+	rm -rf "$src" "$src_root/.stamp"
+	tar -xJf "$TARBALL" -C "$src_root" || { result 1 "extract $TARBALL"; finish; }
+	echo "$stamp" > "$src_root/.stamp"
+fi
+
+key=$( { cat "$FRAGMENT"; echo "$stamp"; dpkg-query -W -f='${Version}\n' linux-source-6.1 2>/dev/null;
+	gcc --version | head -n 1; echo "recipe $RECIPE"; } | sha256sum | cut -c1-16)
+tree=$CACHE/debug-kernel/$key
+bzimage=$tree/arch/x86/boot/bzImage
+if [ -f "$tree/.perfclock-built" ]; then
+	echo "# kernel: cached $tree"
+	result 0 "debug kernel (cached, $key)"
+else
+	echo "# kernel: building $tree (tinyconfig + $FRAGMENT, make -j$JOBS)"
+	rm -rf "$tree"
+	mkdir -p "$tree"
+	k_start=$(date +%s)
+	{
+		make -C "$src" O="$tree" tinyconfig &&
+		"$src/scripts/kconfig/merge_config.sh" -m -O "$tree" "$tree/.config" "$top/$FRAGMENT" &&
+		make -C "$src" O="$tree" olddefconfig
+	} > "$log/kernel-config.log" 2>&1
+	st=$?
+	# Every option the fragment asks for must have survived olddefconfig:
+	# a dependency that silently drops one would drop a checker.
+	dropped=$(grep -E '^(CONFIG_[A-Z0-9_]+=|# CONFIG_[A-Z0-9_]+ is not set)' "$FRAGMENT" |
+		while IFS= read -r line; do
+			grep -qxF "$line" "$tree/.config" || echo "$line"
+		done)
+	if [ -n "$dropped" ]; then
+		echo "$dropped" | sed 's/^/# not in the final .config: /'
+		st=1
+	fi
+	result $st "configure: tinyconfig + $FRAGMENT, every option kept"
+	[ $st -eq 0 ] || finish
+	make -C "$tree" -j"$JOBS" bzImage modules > "$log/kernel-build.log" 2>&1
+	st=$?
+	[ $st -eq 0 ] || tail -n 30 "$log/kernel-build.log" | sed 's/^/# /'
+	echo "# kernel build: $(( $(date +%s) - k_start )) s"
+	result $st "build the debug kernel ($(( $(date +%s) - k_start )) s)"
+	[ $st -eq 0 ] || finish
+	touch "$tree/.perfclock-built"
+fi
+flock -u 9
+
+# ---- the module, the selftests, the fuzzer ---------------------------------------
+# A private copy of the module sources: kbuild writes its objects next to
+# them, and `make check` may be building the same files for another kernel.
+msrc=$log/module-src
+rm -rf "$msrc"
+mkdir -p "$msrc"
+cp -r Makefile Kbuild VERSION module "$msrc/"
+rm -f "$msrc"/module/*.o "$msrc"/module/*.ko "$msrc"/module/*.mod* "$msrc"/module/.*.cmd
+{
+	make -C "$msrc" --no-print-directory module KDIR="$tree" &&
+	make --no-print-directory selftests &&
+	make --no-print-directory -C user guest
+} > "$log/build.log" 2>&1
+st=$?
+[ $st -eq 0 ] || tail -n 40 "$log/build.log" | sed 's/^/# /'
+result $st "make module KDIR=<debug tree>, make selftests, make -C user guest"
+[ $st -eq 0 ] || finish
+
+payload=$log/payload
+rm -rf "$payload"
+mkdir -p "$payload/extra"
+# What `make check` puts in its guests (scripts/check.sh), run.sh renamed.
+cp build/selftests/* user/build/guest/* "$payload/"
+mv "$payload/run.sh" "$payload/selftests.sh"
+cp "$msrc/module/perfclock.ko" "$payload/"
+# The TSC-unstable selftest wants msr.ko; the fragment builds it.
+[ -f "$tree/arch/x86/kernel/msr.ko" ] && cp "$tree/arch/x86/kernel/msr.ko" "$payload/extra/"
+
+cat > "$payload/run.sh" <<'EOF'
+#!/bin/sh
+# The debug guest's payload (generated by scripts/check-debug.sh).
+cd /payload || exit 1
+. ./debug.env
+dbg=/sys/kernel/debug
+rc=0
+ok() { echo "ok - $*"; }
+notok() { echo "not ok - $*"; rc=1; }
+check() { if eval "$1"; then ok "$2"; else notok "$2"; fi; }
+lockdep_on() { grep -q 'debug_locks: *1' /proc/lockdep_stats; }
+
+echo "# === debug kernel"
+echo "# $(uname -r), $(nproc) CPUs, $(cat /proc/cmdline)"
+check '[ -w $dbg/kmemleak ]' "kmemleak is on"
+check lockdep_on "lockdep is on"
+check 'dmesg | grep -q "KernelAddressSanitizer initialized"' "KASAN is on"
+# Only what happens from here on counts as a leak.
+echo clear > $dbg/kmemleak
+
+sh ./selftests.sh || rc=1
+
+echo "# === perfclock_fuzz"
+./perfclock_fuzz --seed "$FUZZ_SEED" --seconds "$FUZZ_SECONDS" --ko /payload/perfclock.ko || rc=1
+check 'rmmod perfclock' "the module unloads after the fuzzer"
+
+if [ "$FAULT_INJECT" = 1 ]; then
+	echo "# === fault injection on the load and init path"
+	# Only /proc/thread-self/fail-nth injects (probability 0); GFP_KERNEL
+	# allocations and order-0 pages count too; every report is printed.
+	for a in failslab fail_page_alloc; do
+		echo 0 > $dbg/$a/probability
+		echo N > $dbg/$a/ignore-gfp-wait
+		echo 2 > $dbg/$a/verbose
+		echo 0 > $dbg/$a/verbose_ratelimit_interval_ms
+	done
+	echo 0 > $dbg/fail_page_alloc/min-order
+	# The reports carry stack traces ("Call Trace:"), which vm.sh would
+	# take for a problem: keep them off the console while the sweep
+	# reads and checks them in the log itself.
+	read -r cl _ < /proc/sys/kernel/printk
+	echo 1 > /proc/sys/kernel/printk
+	full=''
+	[ "$FAULT_SWEEP" = full ] && full=--full
+	./perfclock_fuzz --fail-init /payload/perfclock.ko $full || rc=1
+	echo "$cl" > /proc/sys/kernel/printk
+	for a in failslab fail_page_alloc; do
+		echo Y > $dbg/$a/ignore-gfp-wait
+		echo 1 > $dbg/$a/verbose
+	done
+	echo 1 > $dbg/fail_page_alloc/min-order
+	if insmod /payload/perfclock.ko && ./perfclock_ioctl_test > /tmp/ioctl.out 2>&1 &&
+	   rmmod perfclock; then
+		ok "after the sweep: insmod, the ioctl selftest and rmmod work"
+	else
+		sed 's/^/# /' /tmp/ioctl.out
+		notok "after the sweep: insmod, the ioctl selftest and rmmod work"
+	fi
+fi
+
+echo "# === kernel"
+# kmemleak reports an object unreferenced for two scans and at least 5 s
+# old: wait, then scan twice.
+sleep 6
+echo scan > $dbg/kmemleak
+echo scan > $dbg/kmemleak
+leaks=$(grep -c '^unreferenced object' $dbg/kmemleak)
+if [ "$leaks" -eq 0 ]; then
+	ok "kmemleak finds no leak after the tests"
+else
+	sed 's/^/# /' $dbg/kmemleak | head -n 200
+	# Put it on the console too, in the words vm.sh looks for.
+	echo "<3>kmemleak: $leaks unreferenced objects after the perfclock tests" > /dev/kmsg
+	notok "kmemleak finds no leak after the tests ($leaks)"
+fi
+# Taint: O (4096) and E (8192) are the unsigned out-of-tree module, S (4)
+# the TSC-unstable selftest's write to IA32_TSC through msr.ko; W, B, D,
+# L, ... would be a warning, a bad page, an oops, a soft lockup.
+taint=$(cat /proc/sys/kernel/tainted)
+check '[ $((taint & ~(4 | 4096 | 8192))) -eq 0 ]' "kernel not tainted by a warning or a bug (taint $taint)"
+check lockdep_on "lockdep still on at the end (no report switched it off)"
+exit $rc
+EOF
+chmod +x "$payload/run.sh"
+
+# ---- the guests --------------------------------------------------------------------
+echo "# fuzzer: seed $FUZZ_SEED, $FUZZ_SECONDS s per boot"
+for regime in stable unstable; do
+	append='printk.devkmsg=on'
+	fault=0
+	if [ $regime = stable ]; then
+		append="$append tsc=reliable"
+		fault=1
+	fi
+	printf 'FUZZ_SEED=%s\nFUZZ_SECONDS=%s\nFAULT_INJECT=%s\nFAULT_SWEEP=%s\n' \
+		"$FUZZ_SEED" "$FUZZ_SECONDS" "$fault" "$FAULT_SWEEP" > "$payload/debug.env"
+	g_start=$(date +%s)
+	scripts/vm.sh --kernel "$bzimage" --payload "$payload" --out "$log/$regime" \
+		--append "$append" --mem 2048 --timeout "$GUEST_TIMEOUT" \
+		> "$log/guest-$regime.tap" 2> "$log/guest-$regime.err"
+	st=$?
+	before=$n
+	collect "debug-$regime" "$log/guest-$regime.tap"
+	[ $st -eq 0 ] || sed 's/^/# /' "$log/guest-$regime.err"
+	echo "# guest $regime: $(( $(date +%s) - g_start )) s"
+	# vm.sh: 0 clean, 1 tests failed, 2 guest did not finish, 3 kernel problem.
+	finished=1 clean=1
+	case $st in 0|1|3) finished=0 ;; esac
+	case $st in 0|1) clean=0 ;; esac
+	[ $((n - before)) -ge 20 ] || finished=1
+	# A test program can fail without a TAP line of its own.
+	payload_ok=0
+	grep -q 'payload run.sh exited with rc=' "$log/guest-$regime.err" && payload_ok=1
+	result "$finished" "$regime: guest boots and runs every test to the end ($((n - before)) results, $(( $(date +%s) - g_start )) s)"
+	result "$clean" "$regime: console has no KASAN, lockdep, UBSAN, kmemleak, WARNING or BUG report"
+	result "$payload_ok" "$regime: the guest payload exits 0"
+done
+
+finish
