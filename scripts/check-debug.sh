@@ -62,46 +62,8 @@ RECIPE=1
 
 log=build/debug
 mkdir -p "$log"
-n=0 passed=0 failed=0 skipped=0
-t_start=$(date +%s)
-
-result() {	# result STATUS DESCRIPTION
-	n=$((n + 1))
-	if [ "$1" -eq 0 ]; then
-		passed=$((passed + 1)); echo "ok $n - debug: $2"
-	else
-		failed=$((failed + 1)); echo "not ok $n - debug: $2"
-	fi
-}
-
-# Renumber the guest's TAP lines into this run's plan.
-collect() {	# collect PREFIX FILE
-	local prefix=$1 file=$2 program='' line desc
-	while IFS= read -r line; do
-		case "$line" in
-		"# === "*) program="${line#\# === }: "; echo "$line" ;;
-		"ok"*|"not ok"*)
-			n=$((n + 1))
-			desc=$(echo "$line" | sed -E 's/^(not )?ok( [0-9]+)?( -)? ?//')
-			case "$line" in
-			"not ok"*) failed=$((failed + 1)); echo "not ok $n - $prefix: $program$desc" ;;
-			*"# SKIP"*) skipped=$((skipped + 1)); echo "ok $n - $prefix: $program$desc" ;;
-			*) passed=$((passed + 1)); echo "ok $n - $prefix: $program$desc" ;;
-			esac
-			;;
-		"TAP version"*|[0-9]*..[0-9]*) ;;
-		"#"*) echo "$line" ;;
-		*) echo "# $line" ;;
-		esac
-	done < "$file"
-}
-
-finish() {
-	echo "1..$n"
-	echo "$passed passed, $failed failed, $skipped skipped ($(( $(date +%s) - t_start )) s)"
-	[ "$failed" -eq 0 ]
-	exit
-}
+TAP_PREFIX="debug: "
+. scripts/tap-lib.sh
 
 echo "TAP version 13"
 
@@ -310,16 +272,10 @@ for regime in stable unstable; do
 	collect "debug-$regime" "$log/guest-$regime.tap"
 	[ $st -eq 0 ] || sed 's/^/# /' "$log/guest-$regime.err"
 	echo "# guest $regime: $(( $(date +%s) - g_start )) s"
-	# vm.sh: 0 clean, 1 tests failed, 2 guest did not finish, 3 kernel problem.
-	finished=1 clean=1
-	case $st in 0|1|3) finished=0 ;; esac
-	case $st in 0|1) clean=0 ;; esac
-	[ $((n - before)) -ge 20 ] || finished=1
+	guest_results "$regime" $st $before "$(( $(date +%s) - g_start )) s"
 	# A test program can fail without a TAP line of its own.
 	payload_ok=0
 	grep -q 'payload run.sh exited with rc=' "$log/guest-$regime.err" && payload_ok=1
-	result "$finished" "$regime: guest boots and runs every test to the end ($((n - before)) results, $(( $(date +%s) - g_start )) s)"
-	result "$clean" "$regime: console has no KASAN, lockdep, UBSAN, kmemleak, WARNING or BUG report"
 	result "$payload_ok" "$regime: the guest payload exits 0"
 done
 

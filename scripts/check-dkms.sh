@@ -47,52 +47,13 @@ DEB=${DEB:-1}
 version=$(cat VERSION)
 out=build/dkms
 log=$out/log
-t0=$(date +%s)
-n=0 passed=0 failed=0
-
-result() {	# result STATUS DESCRIPTION
-	n=$((n + 1))
-	if [ "$1" -eq 0 ]; then
-		passed=$((passed + 1)); echo "ok $n - $2"
-	else
-		failed=$((failed + 1)); echo "not ok $n - $2"
-	fi
-}
+. scripts/tap-lib.sh
 
 check() {	# check DESCRIPTION COMMAND...: result of running COMMAND
 	local desc=$1
 	shift
 	"$@" >/dev/null 2>&1
 	result $? "$desc"
-}
-
-# Renumber a guest's TAP into this run; $1 prefixes every description.
-collect() {
-	local prefix=$1 file=$2 program='' line desc
-	while IFS= read -r line; do
-		case "$line" in
-		"# === "*) program="${line#\# === }: "; echo "$line" ;;
-		"ok"*|"not ok"*)
-			desc=$(echo "$line" | sed -E 's/^(not )?ok( [0-9]+)?( -)? ?//')
-			case "$line" in
-			"not ok"*) result 1 "$prefix: $program$desc" ;;
-			*) result 0 "$prefix: $program$desc" ;;
-			esac
-			;;
-		"TAP version"*|[0-9]*..[0-9]*) ;;
-		"#"*) echo "$line" ;;
-		*) echo "# $line" ;;
-		esac
-	done <"$file"
-}
-
-finish() {
-	local t=$(($(date +%s) - t0))
-	echo "1..$n"
-	echo "# check-dkms took $((t / 60))m$((t % 60))s"
-	echo "$passed passed, $failed failed"
-	[ "$failed" -eq 0 ]
-	exit
 }
 
 # Nothing of perfclock left in dkms, /usr/src or /lib/modules.
@@ -230,13 +191,7 @@ for f in $FLAVOURS; do
 		before=$n
 		collect "guest $f $regime" "$log/guest-$f-$regime.tap"
 		[ $st -eq 0 ] || sed 's/^/# /' "$log/guest-$f-$regime.err"
-		# vm.sh: 0 clean, 1 tests failed, 2 guest did not finish, 3 kernel problem.
-		finished=1 clean=1
-		case $st in 0|1|3) finished=0 ;; esac
-		case $st in 0|1) clean=0 ;; esac
-		[ $((n - before)) -ge 20 ] || finished=1
-		result $finished "guest $f $regime: $k boots, runs every test to the end ($((n - before)) results, $(($(date +%s) - t))s)"
-		result $clean "guest $f $regime: kernel console has no WARNING, BUG, Oops or lockdep report"
+		guest_results "guest $f $regime" $st $before "$k, $(($(date +%s) - t))s"
 	done
 done
 
