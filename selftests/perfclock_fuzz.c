@@ -77,6 +77,7 @@
 #include <sys/wait.h>
 
 #include "../module/perfclock_ioctl.h"
+#include "../user/perfclock_page.h"
 
 #ifndef MAP_FIXED_NOREPLACE
 #define MAP_FIXED_NOREPLACE	0x100000
@@ -420,18 +421,6 @@ static uint64_t ref_read(struct ctx *c, uint32_t *flags)
 	return t.ns;
 }
 
-static inline uint64_t rdtsc_ordered(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	uint32_t lo, hi;
-
-	__asm__ __volatile__("lfence; rdtsc" : "=a"(lo), "=d"(hi) :: "memory");
-	return ((uint64_t)hi << 32) | lo;
-#else
-	return 0;
-#endif
-}
-
 #define RD(x) (*(volatile __typeof__(x) *)&(x))
 
 /* Read a mapped page with the seq protocol and check what it says. */
@@ -451,7 +440,7 @@ static void check_page(struct ctx *c, const struct perfclock_page *pg)
 		}
 		__asm__ __volatile__("" ::: "memory");
 		memcpy(&s, (const void *)pg, sizeof(s));
-		tsc = rdtsc_ordered();
+		tsc = perfclock_rdtsc_ordered();
 		__asm__ __volatile__("" ::: "memory");
 		seq2 = RD(pg->seq);
 		if (seq2 == seq)
@@ -508,10 +497,7 @@ static void check_page(struct ctx *c, const struct perfclock_page *pg)
 			  (uint64_t)s.skew_bound_ns);
 	if ((s.flags & PERFCLOCK_PAGE_TSC_VALID) && (s.flags & PERFCLOCK_PAGE_SCHED_CLOCK_STABLE) &&
 	    (tflags & PERFCLOCK_TIME_STABLE)) {
-		uint64_t q = tsc >> s.tsc_shift;
-		uint64_t rem = tsc & ((1ULL << s.tsc_shift) - 1);
-
-		ns = s.tsc_offset + q * s.tsc_mult + ((rem * s.tsc_mult) >> s.tsc_shift);
+		ns = perfclock_tsc_to_ns(tsc, s.tsc_mult, s.tsc_shift, s.tsc_offset);
 		if (ns > ref)
 			violation(c, "page time %" PRIu64 " is ahead of a later ioctl read %" PRIu64
 				  " (by %" PRIu64 " ns)", ns, ref, ns - ref);
