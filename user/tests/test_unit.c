@@ -48,26 +48,23 @@ static void test_open_errors(void)
 		       errno);
 	}
 
-	errno = 0;
-	c = perfclock_open("/dev/null");
-	tap_ok(!c && errno == ENOTTY,
-	       "clock: /dev/null is not a perfclock device: ENOTTY (errno %d)",
-	       errno);
-	errno = 0;
-	c = perfclock_open("/dev/zero");
-	tap_ok(!c && errno == ENOTTY,
-	       "clock: /dev/zero is not a perfclock device: ENOTTY (errno %d)",
-	       errno);
-	errno = 0;
-	c = perfclock_open("/proc/self/status");
-	tap_ok(!c && errno == ENOTTY,
-	       "clock: a regular file is not a perfclock device: ENOTTY (errno %d)",
-	       errno);
-	errno = 0;
-	c = perfclock_open("/");
-	tap_ok(!c && errno == ENOTTY,
-	       "clock: a directory is not a perfclock device: ENOTTY (errno %d)",
-	       errno);
+	{
+		static const struct { const char *path, *what; } not_dev[] = {
+			{ "/dev/null", "/dev/null" },
+			{ "/dev/zero", "/dev/zero" },
+			{ "/proc/self/status", "a regular file" },
+			{ "/", "a directory" },
+		};
+		size_t k;
+
+		for (k = 0; k < sizeof(not_dev) / sizeof(not_dev[0]); k++) {
+			errno = 0;
+			c = perfclock_open(not_dev[k].path);
+			tap_ok(!c && errno == ENOTTY,
+			       "clock: %s is not a perfclock device: ENOTTY (errno %d)",
+			       not_dev[k].what, errno);
+		}
+	}
 
 	{
 		char fifo[] = "/tmp/perfclock-test-fifo-XXXXXX";
