@@ -10,8 +10,11 @@
  *    up to 6.1, an exported function from 6.2 ("sched/clock: Make
  *    local_clock() noinstr"); callable from a module either way.
  *  - misc_register()/misc_deregister() and struct miscdevice::mode.
- *  - compat_ptr_ioctl() (5.5); user_write_access_begin() (5.8, the
- *    oldest API here, hence the 5.10 floor in dkms.conf).
+ *  - compat_ptr_ioctl() (5.5); user_write_access_begin() (5.8);
+ *    perfmon_capable() (5.8); start_poll_synchronize_rcu() and
+ *    poll_state_synchronize_rcu() (5.12, the newest API here, hence the
+ *    5.12 floor in dkms.conf).
+ *  - sched_clock_cpu(), exported to GPL modules in every supported kernel.
  *  - tick_nohz_full_enabled(): reads tick_nohz_full_running, exported
  *    to modules since 5.5 (Debian's kernels set CONFIG_NO_HZ_FULL).
  *  - file_operations::mmap: still supported next to the newer

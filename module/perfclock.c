@@ -17,6 +17,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/build_bug.h>
+#include <linux/capability.h>
 #include <linux/cpu.h>
 #include <linux/cpuhotplug.h>
 #include <linux/fs.h>
@@ -27,10 +28,12 @@
 #include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
+#include <linux/rcupdate.h>
 #include <linux/sched/clock.h>
 #include <linux/smp.h>
 #include <linux/spinlock.h>
 #include <linux/tick.h>
+#include <linux/timekeeping.h>
 #include <linux/uaccess.h>
 #include <linux/workqueue.h>
 
@@ -49,6 +52,9 @@ static_assert(offsetof(struct perfclock_page, tsc_mult) == 16);
 static_assert(offsetof(struct perfclock_page, coarse_ns) == 32);
 static_assert(offsetof(struct perfclock_page, update_count) == 64);
 static_assert(offsetof(struct perfclock_page, timer_lateness_ns) == 72);
+static_assert(offsetof(struct perfclock_page, horizon_ns) == 80);
+static_assert(offsetof(struct perfclock_page, horizon_clockid_ns) == 112);
+static_assert(sizeof(struct perfclock_horizon) == 40);
 static_assert(sizeof(struct perfclock_time) == 16);
 static_assert(sizeof(struct perfclock_info) == 72);
 
@@ -73,6 +79,25 @@ MODULE_PARM_DESC(update_period_us,
 #define PERFCLOCK_CHECK_SAMPLES		16
 /* IPI round trips per ordered pair of CPUs for the load-time skew check. */
 #define PERFCLOCK_SKEW_ROUNDS		64
+
+/*
+ * A horizon sample: every clock's horizon, read before @cookie was
+ * snapshot. Proven once poll_state_synchronize_rcu(@cookie) is true.
+ */
+struct perfclock_horizon_sample {
+	unsigned long cookie;
+	u64 perf_ns;
+	u32 clockids;	/* bit id: clockid_ns[id] was read */
+	u64 clockid_ns[PERFCLOCK_HORIZON_CLOCKIDS];
+};
+
+/*
+ * Samples waiting for their grace period, oldest first. Snapshots only
+ * grow, and one that is already pending is replaced by the newer
+ * sample (it proves the newer one as well), so a few slots suffice:
+ * the grace period in progress and the one queued behind it.
+ */
+#define PERFCLOCK_HORIZON_PENDING	4
 
 struct perfclock_tsc_model {
 	u32 mult;
@@ -101,9 +126,19 @@ static struct {
 	struct mutex mutex;
 	unsigned int users;
 
+	/* The newest proven horizon, on the page (under lock). */
+	struct perfclock_horizon_sample horizon;
+	u64 horizon_count;
+	u64 horizon_proven_ns;
+
+	/* Owned by horizon_work (a work item never runs concurrently with itself). */
+	struct perfclock_horizon_sample pending[PERFCLOCK_HORIZON_PENDING];
+	unsigned int npending;
+
 	struct hrtimer timer;
 	ktime_t period;
 	struct work_struct revalidate_work;
+	struct work_struct horizon_work;
 	enum cpuhp_state hp_state;
 } perfclock;
 
@@ -175,10 +210,164 @@ static void perfclock_publish(void)
 	WRITE_ONCE(pg->update_period_ns, ktime_to_ns(perfclock.period));
 	WRITE_ONCE(pg->update_count, pg->update_count + 1);
 	WRITE_ONCE(pg->timer_lateness_ns, perfclock.timer_lateness_ns);
+	if (perfclock.horizon_count) {
+		int id;
+
+		flags |= PERFCLOCK_PAGE_HORIZON_VALID;
+		WRITE_ONCE(pg->flags, flags);
+		WRITE_ONCE(pg->horizon_ns, perfclock.horizon.perf_ns);
+		WRITE_ONCE(pg->horizon_count, perfclock.horizon_count);
+		WRITE_ONCE(pg->horizon_proven_ns, perfclock.horizon_proven_ns);
+		WRITE_ONCE(pg->horizon_clockids, perfclock.horizon.clockids);
+		for (id = 0; id < PERFCLOCK_HORIZON_CLOCKIDS; id++)
+			WRITE_ONCE(pg->horizon_clockid_ns[id],
+				   perfclock.horizon.clockid_ns[id]);
+	}
 
 	/* Fields visible before the even seq: pairs with the reader's first rmb. */
 	smp_wmb();
 	WRITE_ONCE(pg->seq, seq + 2);
+}
+
+/*
+ * The flush horizon. What it guarantees, and the proof with the kernel
+ * functions it rests on, is "THE FLUSH HORIZON" in perfclock_ioctl.h.
+ */
+
+/* The clockids perf accepts for use_clockid (perf_event_set_clock()). */
+#define PERFCLOCK_HORIZON_CLOCKID_MASK					\
+	(BIT(CLOCK_REALTIME) | BIT(CLOCK_MONOTONIC) |			\
+	 BIT(CLOCK_MONOTONIC_RAW) | BIT(CLOCK_BOOTTIME) | BIT(CLOCK_TAI))
+/* Internal: the sample holds a perf_clock() horizon. Not on the page. */
+#define PERFCLOCK_HORIZON_PERF_BIT	BIT(PERFCLOCK_HORIZON_CLOCKIDS)
+#define PERFCLOCK_HORIZON_ALL \
+	(PERFCLOCK_HORIZON_PERF_BIT | PERFCLOCK_HORIZON_CLOCKID_MASK)
+
+/*
+ * A value that every possible CPU's local_clock() has reached when this
+ * returns (point 4 of the proof). sched_clock_cpu() on a remote CPU
+ * couples the two clocks forward; kernel/sched/clock.c asks its callers
+ * for irqs off, which also keeps each coupling on one CPU.
+ */
+static u64 perfclock_perf_clock_horizon(void)
+{
+	unsigned long flags;
+	u64 h = U64_MAX, v;
+	int cpu;
+
+	for_each_possible_cpu(cpu) {
+		local_irq_save(flags);
+		v = sched_clock_cpu(cpu);
+		local_irq_restore(flags);
+		h = min(h, v);
+	}
+	return h;
+}
+
+/* The accessor perf stamps use_clockid records with (perf_event_set_clock()). */
+static u64 perfclock_clockid_now(int id)
+{
+	switch (id) {
+	case CLOCK_MONOTONIC:
+		return ktime_get_mono_fast_ns();
+	case CLOCK_MONOTONIC_RAW:
+		return ktime_get_raw_fast_ns();
+	case CLOCK_REALTIME:
+		return ktime_get_real_ns();
+	case CLOCK_BOOTTIME:
+		return ktime_get_boottime_ns();
+	case CLOCK_TAI:
+		return ktime_get_clocktai_ns();
+	}
+	WARN_ON_ONCE(1);
+	return 0;
+}
+
+/*
+ * Read the horizon of every clock in @mask. The caller snapshots the
+ * grace-period state only after this returns.
+ */
+static void perfclock_horizon_read(struct perfclock_horizon_sample *s, u32 mask)
+{
+	unsigned long ids = mask & PERFCLOCK_HORIZON_CLOCKID_MASK;
+	int id;
+
+	memset(s, 0, sizeof(*s));
+	if (mask & PERFCLOCK_HORIZON_PERF_BIT)
+		s->perf_ns = perfclock_perf_clock_horizon();
+	for_each_set_bit(id, &ids, PERFCLOCK_HORIZON_CLOCKIDS)
+		s->clockid_ns[id] = perfclock_clockid_now(id);
+	s->clockids = mask;
+}
+
+/*
+ * @s is proven: put it on the page. Each clock's horizon only moves
+ * forward: the larger of two proven horizons is proven.
+ */
+static void perfclock_horizon_proven(const struct perfclock_horizon_sample *s)
+{
+	struct perfclock_horizon_sample *h = &perfclock.horizon;
+	unsigned long flags, ids = s->clockids & PERFCLOCK_HORIZON_CLOCKID_MASK;
+	bool moved = false;
+	int id;
+
+	raw_spin_lock_irqsave(&perfclock.lock, flags);
+	if ((s->clockids & PERFCLOCK_HORIZON_PERF_BIT) && s->perf_ns > h->perf_ns) {
+		h->perf_ns = s->perf_ns;
+		moved = true;
+	}
+	for_each_set_bit(id, &ids, PERFCLOCK_HORIZON_CLOCKIDS) {
+		if (!(h->clockids & BIT(id)) || s->clockid_ns[id] > h->clockid_ns[id]) {
+			h->clockid_ns[id] = s->clockid_ns[id];
+			h->clockids |= BIT(id);
+			moved = true;
+		}
+	}
+	/* The page says "valid" only once perf_clock() has a horizon. */
+	if (moved && h->perf_ns) {
+		perfclock.horizon_count++;
+		perfclock.horizon_proven_ns = local_clock();
+		perfclock_publish();
+	}
+	raw_spin_unlock_irqrestore(&perfclock.lock, flags);
+}
+
+/*
+ * Queued by the timer every period while the device is open: sample a
+ * new horizon, ask for a normal grace period after it (polled: no IPI,
+ * and nothing to wait for here), and publish the newest sample whose
+ * grace period has ended. start_poll_synchronize_rcu() wants irqs on,
+ * hence a work item rather than the timer itself.
+ */
+static void perfclock_horizon_work_fn(struct work_struct *work)
+{
+	struct perfclock_horizon_sample s, proven;
+	unsigned int n = perfclock.npending;
+	bool found = false;
+
+	perfclock_horizon_read(&s, PERFCLOCK_HORIZON_ALL);
+	s.cookie = start_poll_synchronize_rcu();
+	/*
+	 * Same snapshot: the same grace period proves the newer sample.
+	 * No slot left: a newer snapshot proves it too, only later.
+	 */
+	if (n && (perfclock.pending[n - 1].cookie == s.cookie ||
+		  n == PERFCLOCK_HORIZON_PENDING))
+		perfclock.pending[n - 1] = s;
+	else
+		perfclock.pending[perfclock.npending++] = s;
+
+	/* Snapshots are ordered: stop at the first grace period still running. */
+	while (perfclock.npending &&
+	       poll_state_synchronize_rcu(perfclock.pending[0].cookie)) {
+		proven = perfclock.pending[0];
+		found = true;
+		perfclock.npending--;
+		memmove(&perfclock.pending[0], &perfclock.pending[1],
+			perfclock.npending * sizeof(perfclock.pending[0]));
+	}
+	if (found)
+		perfclock_horizon_proven(&proven);
 }
 
 #ifdef CONFIG_X86_TSC
@@ -392,6 +581,8 @@ static enum hrtimer_restart perfclock_timer_fn(struct hrtimer *timer)
 		perfclock_publish();
 	raw_spin_unlock(&perfclock.lock);
 
+	queue_work(system_dfl_wq, &perfclock.horizon_work);
+
 	hrtimer_forward_now(timer, perfclock.period);
 	return HRTIMER_RESTART;
 }
@@ -495,8 +686,12 @@ static int perfclock_open(struct inode *inode, struct file *file)
 static int perfclock_release(struct inode *inode, struct file *file)
 {
 	mutex_lock(&perfclock.mutex);
-	if (!--perfclock.users)
+	if (!--perfclock.users) {
 		hrtimer_cancel(&perfclock.timer);
+		/* The page keeps the last proven horizon: it stays true. */
+		cancel_work_sync(&perfclock.horizon_work);
+		perfclock.npending = 0;
+	}
 	mutex_unlock(&perfclock.mutex);
 	return 0;
 }
@@ -532,6 +727,45 @@ efault:
 	return -EFAULT;
 }
 
+static long perfclock_get_horizon(struct perfclock_horizon __user *uh)
+{
+	struct perfclock_horizon_sample s;
+	struct perfclock_horizon h;
+	u32 mask;
+	u64 t0;
+
+	if (copy_from_user(&h, uh, sizeof(h)))
+		return -EFAULT;
+	if ((h.flags & ~PERFCLOCK_HORIZON_EXPEDITED) || h.reserved[0] ||
+	    h.reserved[1])
+		return -EINVAL;
+	if (h.clockid == PERFCLOCK_HORIZON_PERF_CLOCK)
+		mask = PERFCLOCK_HORIZON_PERF_BIT;
+	else if (h.clockid >= 0 && h.clockid < PERFCLOCK_HORIZON_CLOCKIDS &&
+		 (BIT(h.clockid) & PERFCLOCK_HORIZON_CLOCKID_MASK))
+		mask = BIT(h.clockid);
+	else
+		return -EINVAL;
+	/* An expedited grace period IPIs every busy CPU: not for everyone. */
+	if ((h.flags & PERFCLOCK_HORIZON_EXPEDITED) && !perfmon_capable())
+		return -EPERM;
+
+	perfclock_horizon_read(&s, mask);
+	/* The clock reads before the grace period starts (proof, point 3). */
+	smp_mb();
+	t0 = ktime_get_ns();
+	if (h.flags & PERFCLOCK_HORIZON_EXPEDITED)
+		synchronize_rcu_expedited();
+	else
+		synchronize_rcu();
+	h.wait_ns = ktime_get_ns() - t0;
+	h.ns = mask == PERFCLOCK_HORIZON_PERF_BIT ? s.perf_ns :
+						     s.clockid_ns[h.clockid];
+	perfclock_horizon_proven(&s);
+
+	return copy_to_user(uh, &h, sizeof(h)) ? -EFAULT : 0;
+}
+
 static long perfclock_get_info(void __user *uarg)
 {
 	struct perfclock_info info;
@@ -542,6 +776,7 @@ static long perfclock_get_info(void __user *uarg)
 	info.page_version = PERFCLOCK_PAGE_VERSION;
 	info.page_size = PAGE_SIZE;
 	info.update_period_ns = ktime_to_ns(perfclock.period);
+	info.flags = PERFCLOCK_INFO_HORIZON;
 
 	raw_spin_lock_irqsave(&perfclock.lock, flags);
 	if (perfclock.stable)
@@ -566,6 +801,8 @@ static long perfclock_ioctl(struct file *file, unsigned int cmd,
 		return perfclock_get_time(uarg);
 	case PERFCLOCK_IOC_GET_INFO:
 		return perfclock_get_info(uarg);
+	case PERFCLOCK_IOC_GET_HORIZON:
+		return perfclock_get_horizon(uarg);
 	default:
 		return -ENOTTY;
 	}
@@ -648,6 +885,7 @@ static int __init perfclock_init(void)
 	raw_spin_lock_init(&perfclock.lock);
 	mutex_init(&perfclock.mutex);
 	INIT_WORK(&perfclock.revalidate_work, perfclock_revalidate_work);
+	INIT_WORK(&perfclock.horizon_work, perfclock_horizon_work_fn);
 	perfclock.period = ns_to_ktime((u64)update_period_us * NSEC_PER_USEC);
 	hrtimer_setup(&perfclock.timer, perfclock_timer_fn, CLOCK_MONOTONIC,
 		      HRTIMER_MODE_REL_HARD);
@@ -696,6 +934,7 @@ static void __exit perfclock_exit(void)
 	cpuhp_remove_state_nocalls(perfclock.hp_state);
 	/* No file is open (the module is pinned while one is): the timer is off. */
 	hrtimer_cancel(&perfclock.timer);
+	cancel_work_sync(&perfclock.horizon_work);
 	cancel_work_sync(&perfclock.revalidate_work);
 	free_page((unsigned long)perfclock.page);
 }

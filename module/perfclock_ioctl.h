@@ -19,8 +19,95 @@
  *
  * Cross-CPU causality: local_clock() is only globally monotonic when the
  * kernel's sched_clock is stable. Otherwise a read on one CPU made after a
- * read on another CPU can come out smaller, by at most skew_bound_ns (see
- * struct perfclock_info and the README for how the bound is derived).
+ * read on another CPU can come out smaller, by about skew_bound_ns (see
+ * struct perfclock_info and the README for how the estimate is derived).
+ *
+ * THE FLUSH HORIZON
+ *
+ * A tool that merges per-CPU perf rings needs, at the start of each round
+ * of reading them, a time H such that every record stamped below H is
+ * already in its ring. The module hands out such an H, exact, with no
+ * margin: PERFCLOCK_IOC_GET_HORIZON (blocking, fresh) and the page's
+ * horizon_* fields (no system call, about one grace period old).
+ *
+ * The guarantee. When H is handed out, every perf record written through
+ * perf_output_begin()/perf_output_end() whose timestamp (in the clock
+ * asked for) is below H has been committed: the kernel has published a
+ * data_head that covers it. A reader that loads data_head of every ring
+ * after receiving H (acquire), and drains each ring, meets no record
+ * below H afterwards.
+ *
+ * Why it holds (kernel file:function, checked in 6.1 and mainline):
+ *
+ *  1. perf reads the timestamp and commits the record inside one RCU
+ *     read-side critical section. Samples: kernel/events/core.c:
+ *     __perf_event_output() holds rcu_read_lock() around
+ *     perf_prepare_sample() (which reads perf_event_clock() through
+ *     __perf_event_header__init_id()) and perf_output_end(). Side-band
+ *     records (COMM, MMAP, MMAP2, FORK, EXIT, NAMESPACES, CGROUP, SWITCH,
+ *     SWITCH_CPU_WIDE, KSYMBOL, BPF_EVENT, TEXT_POKE) are stamped and
+ *     written by the perf_event_*_output() callbacks under
+ *     perf_iterate_sb(), which holds rcu_read_lock() and
+ *     preempt_disable(). LOST records are stamped and written inside
+ *     kernel/events/ring_buffer.c:__perf_output_begin()'s own
+ *     rcu_read_lock(). THROTTLE/UNTHROTTLE (perf_log_throttle()), AUX,
+ *     LOST_SAMPLES, ITRACE_START and AUX_OUTPUT_HW_ID are written from
+ *     NMI, hard irq or irqs-disabled contexts (the overflow path, the
+ *     tick's perf_adjust_freq_unthr_context(), event_sched_in() under
+ *     ctx->lock, the PMU drivers' perf_aux_output_end()). Since Linux 5.0
+ *     every region with preemption or irqs disabled, and every NMI
+ *     handler, is an RCU reader for synchronize_rcu()
+ *     (Documentation/RCU/whatisRCU.rst).
+ *  2. The record becomes visible when kernel/events/ring_buffer.c:
+ *     perf_output_put_handle() stores data_head, at the end of the
+ *     outermost writer on that ring (a writer nested in an NMI is
+ *     published by the writer it interrupted, whose critical section
+ *     encloses it). That store is inside the critical section.
+ *  3. The module reads the horizon BEFORE it snapshots the grace-period
+ *     state (get_state_synchronize_rcu(), which starts with smp_mb()),
+ *     and hands H out only after poll_state_synchronize_rcu() on that
+ *     snapshot returned true, or synchronize_rcu*() returned. Per
+ *     kernel/rcu/tree.c:poll_state_synchronize_rcu(), that gives the
+ *     ordering of a synchronize_rcu() called at the snapshot: every
+ *     critical section that began before it has ended, and its stores
+ *     (data_head) are visible to whatever follows.
+ *  4. A record stamped below H was stamped before H was read, so its
+ *     critical section began before the snapshot:
+ *     - perf_clock() (local_clock(), events without use_clockid): H is
+ *       min over every possible CPU c of sched_clock_cpu(c). With a stable
+ *       sched_clock this is one global clock read on the calling CPU.
+ *       Otherwise kernel/sched/clock.c:sched_clock_remote() returns the
+ *       larger of the two CPUs' clocks and raises the smaller one to it
+ *       with a cmpxchg, and sched_clock_local() never lets a CPU's clock
+ *       go below its current value: after the read, CPU c's clock is at
+ *       least H, so a record stamped below H on c was stamped before it.
+ *       The scheduler couples clocks the same way whenever it reads a
+ *       remote runqueue's clock (kernel/sched/core.c:update_rq_clock()).
+ *       No skew estimate enters: a CPU whose tick is held off is pulled
+ *       forward, not waited for. Offline CPUs are coupled too, so one
+ *       coming online resumes at or above H.
+ *     - use_clockid clocks: H is read with the accessor perf stamps with
+ *       (kernel/events/core.c:perf_event_set_clock()): MONOTONIC
+ *       ktime_get_mono_fast_ns(), MONOTONIC_RAW ktime_get_raw_fast_ns(),
+ *       REALTIME ktime_get_real_ns(), BOOTTIME ktime_get_boottime_ns(),
+ *       TAI ktime_get_clocktai_ns(), each one clock for all CPUs.
+ *
+ * Not covered:
+ *  - PERF_RECORD_READ (events with inherit_stat, at child exit):
+ *    kernel/events/core.c:perf_event_read_event() stamps the record
+ *    before __perf_output_begin() enters its critical section, in
+ *    preemptible context.
+ *  - Overwrite (write_backward) rings: the reader does not drain them
+ *    forward; the guarantee about data_head still holds.
+ *  - AUX area data: stamped by the hardware, not by perf_clock(). The
+ *    AUX records in the main ring are covered.
+ *  - REALTIME and TAI step when the clock is set; the fast accessors of
+ *    MONOTONIC and MONOTONIC_RAW may read a few ns backwards across a
+ *    timekeeping update (kernel/time/timekeeping.c:
+ *    ktime_get_mono_fast_ns()): a record stamped at such a step can fall
+ *    below a horizon read just before it.
+ *  - A perf_clock() horizon assumes the kernel's own claim that a stable
+ *    sched_clock is one clock on every CPU (synchronized TSCs).
  */
 #ifndef _UAPI_LINUX_PERFCLOCK_IOCTL_H
 #define _UAPI_LINUX_PERFCLOCK_IOCTL_H
@@ -57,6 +144,8 @@ struct perfclock_time {
 #define PERFCLOCK_INFO_SCHED_CLOCK_STABLE	0x00000001U
 /* The page currently offers the current time without a system call. */
 #define PERFCLOCK_INFO_PAGE_TSC_VALID		0x00000002U
+/* The module hands out flush horizons: PERFCLOCK_IOC_GET_HORIZON, page. */
+#define PERFCLOCK_INFO_HORIZON			0x00000004U
 
 struct perfclock_info {
 	__u32 abi_version;	/* PERFCLOCK_ABI_VERSION */
@@ -87,8 +176,38 @@ struct perfclock_info {
 	__u64 reserved[3];	/* zero */
 };
 
+/* Number of clockids the horizon arrays are indexed by (<linux/time.h>). */
+#define PERFCLOCK_HORIZON_CLOCKIDS	16
+/* perfclock_horizon::clockid for perf_clock(): events without use_clockid. */
+#define PERFCLOCK_HORIZON_PERF_CLOCK	(-1)
+/*
+ * perfclock_horizon::flags (in): wait for an expedited grace period
+ * (microseconds on an idle machine, but an IPI to every CPU that is not
+ * idle, as synchronize_rcu_expedited() does). Needs CAP_PERFMON or
+ * CAP_SYS_ADMIN (EPERM otherwise); without it the ioctl waits for a
+ * normal grace period, which sends no IPI (as membarrier's
+ * MEMBARRIER_CMD_GLOBAL, open to all users, does).
+ */
+#define PERFCLOCK_HORIZON_EXPEDITED	0x00000001U
+
+struct perfclock_horizon {
+	__s32 clockid;		/* in: PERFCLOCK_HORIZON_PERF_CLOCK or CLOCK_* */
+	__u32 flags;		/* in: PERFCLOCK_HORIZON_*, others zero */
+	__u64 ns;		/* out: the horizon, see THE FLUSH HORIZON */
+	__u64 wait_ns;		/* out: time spent in the grace period */
+	__u64 reserved[2];	/* in: zero; out: zero */
+};
+
 #define PERFCLOCK_IOC_GET_TIME	_IOR(PERFCLOCK_IOC_MAGIC, 0x01, struct perfclock_time)
 #define PERFCLOCK_IOC_GET_INFO	_IOR(PERFCLOCK_IOC_MAGIC, 0x02, struct perfclock_info)
+/*
+ * Read the horizon now, wait for a grace period, return it: exact, and
+ * fresh. The clocks accepted: PERFCLOCK_HORIZON_PERF_CLOCK,
+ * CLOCK_MONOTONIC, CLOCK_MONOTONIC_RAW, CLOCK_REALTIME, CLOCK_BOOTTIME,
+ * CLOCK_TAI (the ones perf accepts for use_clockid); EINVAL otherwise,
+ * or if a reserved field or unknown flag is set.
+ */
+#define PERFCLOCK_IOC_GET_HORIZON _IOWR(PERFCLOCK_IOC_MAGIC, 0x03, struct perfclock_horizon)
 
 /* struct perfclock_page::flags */
 /*
@@ -99,6 +218,8 @@ struct perfclock_info {
 #define PERFCLOCK_PAGE_TSC_VALID		0x00000001U
 /* Mirrors PERFCLOCK_INFO_SCHED_CLOCK_STABLE. */
 #define PERFCLOCK_PAGE_SCHED_CLOCK_STABLE	0x00000002U
+/* horizon_ns and the horizon_clockids entries hold a proven horizon. */
+#define PERFCLOCK_PAGE_HORIZON_VALID		0x00000004U
 
 /*
  * The clock page. Little-endian host layout, fixed offsets; new fields
@@ -137,6 +258,15 @@ struct perfclock_info {
  * (lfence; rdtsc, or rdtscp) so that it is not taken outside the loop.
  * Retry a bounded number of times, then fall back to the ioctl.
  *
+ * horizon_ns is the newest perf_clock() flush horizon the module has
+ * proven (THE FLUSH HORIZON, above), and horizon_clockid_ns[id] the one
+ * for clockid id when bit id of horizon_clockids is set. While a file has
+ * the device open or mapped, the module samples a new horizon every
+ * update period and publishes it once a normal RCU grace period after it
+ * has ended (polled, no IPI): its age is about one grace period. The
+ * values only grow. Read them inside the seq loop with the flags; a
+ * reader that then loads every ring's data_head meets no record below.
+ *
  * coarse_ns is the last local_clock() the module sampled, on coarse_cpu,
  * refreshed at least every update_period_ns while any file has the device
  * open or mapped. It is a LOWER BOUND of the clock, never "now": any
@@ -157,7 +287,14 @@ struct perfclock_page {
 	__u64 update_period_ns;	/* as in perfclock_info */
 	__u64 update_count;	/* bumped by every update */
 	__u64 timer_lateness_ns;	/* as in perfclock_info */
-	__u64 __reserved[502];	/* zero; pads the struct to 4096 bytes */
+	__u64 horizon_ns;	/* perf_clock() horizon, see above */
+	__u64 horizon_count;	/* bumped when the horizon moves */
+	/* local_clock() when the horizon's grace period was seen to end. */
+	__u64 horizon_proven_ns;
+	__u32 horizon_clockids;	/* bit id: horizon_clockid_ns[id] valid */
+	__u32 __reserved1;
+	__u64 horizon_clockid_ns[PERFCLOCK_HORIZON_CLOCKIDS];
+	__u64 __reserved[482];	/* zero; pads the struct to 4096 bytes */
 };
 
 #endif /* _UAPI_LINUX_PERFCLOCK_IOCTL_H */

@@ -167,7 +167,7 @@ done
 # build, with its "excluded" status 77, before looking for headers.
 dkms build -m $name -v "$version" -k 5.4.0-99-amd64 >"$log/exclusive.log" 2>&1
 st=$?
-result $([ $st -eq 77 ]; echo $?) "dkms: refuses kernel 5.4.0-99-amd64, below the minimum 5.10 (exit $st, want 77)"
+result $([ $st -eq 77 ]; echo $?) "dkms: refuses kernel 5.4.0-99-amd64, below the minimum 5.12 (exit $st, want 77)"
 
 # ---- 4. the installed module in each flavour's kernel ---------------------------
 for f in $FLAVOURS; do
