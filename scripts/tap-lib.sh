@@ -49,11 +49,11 @@ collect() {	# collect PREFIX FILE
 # the guest finished (and reported at least 20 results since $3, the
 # plan's count before collecting), and its console is clean. vm.sh exits
 # 0 clean, 1 tests failed, 2 guest did not finish, 3 kernel problem.
-guest_results() {	# guest_results PREFIX VMSTATUS COUNT_BEFORE [NOTE]
+guest_results() {	# guest_results PREFIX VMSTATUS COUNT_BEFORE [NOTE [MIN_RESULTS]]
 	local finished=1 clean=1 got=$((n - $3))
 	case $2 in 0|1|3) finished=0 ;; esac
 	case $2 in 0|1) clean=0 ;; esac
-	[ "$got" -ge 20 ] || finished=1
+	[ "$got" -ge "${5:-20}" ] || finished=1
 	result $finished "$1: guest boots and runs every test to the end ($got results${4:+, $4})"
 	result $clean "$1: kernel console has no WARNING, BUG, Oops, KASAN, UBSAN, lockdep or kmemleak report"
 }

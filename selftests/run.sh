@@ -31,7 +31,7 @@ fi
 dmesg | sed -n 's/^.*\(perfclock: .*\)$/# \1/p'
 
 for t in perfclock_ioctl_test perfclock_ioctl_test_32 perfclock_page_test \
-	 perfclock_clock_test perfclock_lifecycle_test; do
+	 perfclock_clock_test perfclock_horizon_test perfclock_lifecycle_test; do
 	echo "# === $t"
 	"./$t" || rc=1
 done

@@ -1,0 +1,529 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The flush horizon (PERFCLOCK_IOC_GET_HORIZON and the page's horizon_*
+ * fields; the guarantee and its proof are in perfclock_ioctl.h):
+ *  - bad requests get a clear error, an expedited grace period needs
+ *    CAP_PERFMON;
+ *  - every CPU's clock is at or above a horizon once it is handed out
+ *    (the per-CPU coupling, which is what makes it exact without a skew
+ *    estimate when sched_clock is unstable);
+ *  - the page's horizon moves while the device is open, only grows, and
+ *    is never above a clock read after it, for perf_clock() and for every
+ *    use_clockid clock;
+ *  - the guarantee itself, on real per-CPU perf rings under load: after
+ *    a horizon is handed out and every ring drained, no record below it
+ *    turns up later. The same rounds also judge the bare clock read at
+ *    the round start (no grace period: Ahern's rule); with
+ *    PERFCLOCK_EXPECT_BARE_LATE=1 (the overcommitted guest, where vCPUs
+ *    stall between stamping and committing a record) it must have
+ *    delivered late records, so that this test shows what the grace
+ *    period removes.
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include "kselftest_harness.h"
+#include "perfclock_util.h"
+
+#define BELOW_CLOCK_ROUNDS	20
+#define PAGE_WAIT_SECONDS	10
+
+static int pc_horizon(int fd, int clockid, uint32_t flags,
+		      struct perfclock_horizon *h)
+{
+	memset(h, 0, sizeof(*h));
+	h->clockid = clockid;
+	h->flags = flags;
+	return pc_ioctl(fd, PERFCLOCK_IOC_GET_HORIZON, h);
+}
+
+static uint64_t ts_ns(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static uint64_t mono_ns(void)
+{
+	return ts_ns(CLOCK_MONOTONIC);
+}
+
+FIXTURE(horizon) {
+	int fd;
+	const struct perfclock_page *pg;
+	int cpus[CPU_SETSIZE];
+	int ncpus;
+};
+
+FIXTURE_SETUP(horizon)
+{
+	struct perfclock_info info;
+
+	self->fd = pc_open(O_RDONLY);
+	ASSERT_LE(0, self->fd) TH_LOG("open %s: %s", PC_DEVICE, strerror(errno));
+	ASSERT_EQ(0, pc_info(self->fd, &info));
+	ASSERT_TRUE(info.flags & PERFCLOCK_INFO_HORIZON);
+	self->pg = pc_map(self->fd);
+	ASSERT_NE(NULL, self->pg);
+	self->ncpus = pc_cpus(self->cpus, CPU_SETSIZE);
+	ASSERT_LT(0, self->ncpus);
+}
+
+FIXTURE_TEARDOWN(horizon)
+{
+	pc_unmap(self->pg);
+	close(self->fd);
+}
+
+TEST_F(horizon, bad_requests_rejected)
+{
+	static const int bad_clockids[] = {
+		-2, CLOCK_PROCESS_CPUTIME_ID, CLOCK_THREAD_CPUTIME_ID,
+		CLOCK_REALTIME_COARSE, CLOCK_MONOTONIC_COARSE,
+		CLOCK_REALTIME_ALARM, 12, 15, 16, 1 << 20,
+	};
+	struct perfclock_horizon h;
+	size_t i;
+
+	for (i = 0; i < sizeof(bad_clockids) / sizeof(bad_clockids[0]); i++)
+		EXPECT_EQ(-EINVAL, pc_horizon(self->fd, bad_clockids[i], 0, &h))
+			TH_LOG("clockid %d", bad_clockids[i]);
+	EXPECT_EQ(-EINVAL, pc_horizon(self->fd, PERFCLOCK_HORIZON_PERF_CLOCK,
+				      0x2, &h));
+	memset(&h, 0, sizeof(h));
+	h.clockid = PERFCLOCK_HORIZON_PERF_CLOCK;
+	h.reserved[1] = 1;
+	EXPECT_EQ(-EINVAL, pc_ioctl(self->fd, PERFCLOCK_IOC_GET_HORIZON, &h));
+	EXPECT_EQ(-EFAULT, pc_ioctl(self->fd, PERFCLOCK_IOC_GET_HORIZON, NULL));
+	/* The input is left as it was: nothing is written on an error. */
+	EXPECT_EQ(1, h.reserved[1]);
+	EXPECT_EQ(0, h.ns);
+}
+
+TEST_F(horizon, expedited_needs_perfmon)
+{
+	struct perfclock_horizon h;
+	int status;
+	pid_t pid;
+
+	if (geteuid())
+		SKIP(return, "needs root to compare with an unprivileged user");
+	ASSERT_EQ(0, pc_horizon(self->fd, PERFCLOCK_HORIZON_PERF_CLOCK,
+				PERFCLOCK_HORIZON_EXPEDITED, &h));
+	EXPECT_LT(0, h.ns);
+
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		int fd, e, n;
+
+		if (setgid(65534) || setuid(65534))
+			_exit(10);
+		fd = pc_open(O_RDONLY);
+		if (fd < 0)
+			_exit(11);
+		e = pc_horizon(fd, PERFCLOCK_HORIZON_PERF_CLOCK,
+			       PERFCLOCK_HORIZON_EXPEDITED, &h);
+		n = pc_horizon(fd, PERFCLOCK_HORIZON_PERF_CLOCK, 0, &h);
+		_exit(e == -EPERM && n == 0 && h.ns ? 0 : 12);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status))
+		TH_LOG("10: setuid, 11: open, 12: expedited not EPERM or normal failed");
+}
+
+/*
+ * Once handed out, the horizon is at or below every CPU's clock: a read
+ * on any CPU afterwards is not below it. Without the coupling of
+ * sched_clock_cpu() (a horizon read on one CPU only), a CPU whose clock
+ * lags fails this when sched_clock is unstable.
+ */
+TEST_F(horizon, below_every_cpu_clock)
+{
+	struct perfclock_horizon h;
+	uint64_t now, worst = 0;
+	int round, i, below = 0;
+
+	for (round = 0; round < BELOW_CLOCK_ROUNDS; round++) {
+		ASSERT_EQ(0, pc_horizon(self->fd, PERFCLOCK_HORIZON_PERF_CLOCK,
+					0, &h));
+		for (i = 0; i < self->ncpus; i++) {
+			ASSERT_EQ(0, pc_pin(self->cpus[i]));
+			now = pc_now(self->fd);
+			if (now < h.ns) {
+				below++;
+				if (h.ns - now > worst)
+					worst = h.ns - now;
+			}
+		}
+	}
+	EXPECT_EQ(0, below) TH_LOG("%d reads below the horizon, worst %llu ns",
+				   below, (unsigned long long)worst);
+}
+
+struct page_horizon {
+	uint32_t flags;
+	uint32_t clockids;
+	uint64_t count;
+	uint64_t ns;
+	uint64_t clockid_ns[PERFCLOCK_HORIZON_CLOCKIDS];
+};
+
+/* The page's horizon fields, consistent (the seq protocol). */
+static int read_page_horizon(const struct perfclock_page *pg,
+			     struct page_horizon *h)
+{
+	uint32_t seq;
+	int tries, id;
+
+	for (tries = 0; tries < 100000; tries++) {
+		seq = __atomic_load_n(&pg->seq, __ATOMIC_ACQUIRE);
+		if (seq & 1) {
+			sched_yield();
+			continue;
+		}
+		h->flags = __atomic_load_n(&pg->flags, __ATOMIC_RELAXED);
+		h->clockids = __atomic_load_n(&pg->horizon_clockids,
+					      __ATOMIC_RELAXED);
+		h->count = __atomic_load_n(&pg->horizon_count, __ATOMIC_RELAXED);
+		h->ns = __atomic_load_n(&pg->horizon_ns, __ATOMIC_RELAXED);
+		for (id = 0; id < PERFCLOCK_HORIZON_CLOCKIDS; id++)
+			h->clockid_ns[id] = __atomic_load_n(&pg->horizon_clockid_ns[id],
+							    __ATOMIC_RELAXED);
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		if (__atomic_load_n(&pg->seq, __ATOMIC_RELAXED) == seq)
+			return 0;
+	}
+	return -EAGAIN;
+}
+
+static const int horizon_clockids[] = {
+	CLOCK_REALTIME, CLOCK_MONOTONIC, CLOCK_MONOTONIC_RAW, CLOCK_BOOTTIME,
+	CLOCK_TAI,
+};
+
+TEST_F(horizon, page_horizon_moves_and_holds)
+{
+	struct page_horizon first, h;
+	uint64_t deadline = mono_ns() + PAGE_WAIT_SECONDS * 1000000000ULL;
+	uint64_t now, clk;
+	size_t i;
+
+	do {
+		ASSERT_EQ(0, read_page_horizon(self->pg, &first));
+	} while (!(first.flags & PERFCLOCK_PAGE_HORIZON_VALID) &&
+		 mono_ns() < deadline && !usleep(1000));
+	ASSERT_TRUE(first.flags & PERFCLOCK_PAGE_HORIZON_VALID)
+		TH_LOG("no horizon on the page after %d s", PAGE_WAIT_SECONDS);
+
+	do {
+		ASSERT_EQ(0, read_page_horizon(self->pg, &h));
+	} while (h.count == first.count && mono_ns() < deadline &&
+		 !usleep(1000));
+	ASSERT_LT(first.count, h.count) TH_LOG("the horizon did not move");
+	EXPECT_LT(first.ns, h.ns);
+
+	now = pc_now(self->fd);
+	EXPECT_LE(h.ns, now);
+	for (i = 0; i < sizeof(horizon_clockids) / sizeof(horizon_clockids[0]); i++) {
+		int id = horizon_clockids[i];
+
+		ASSERT_TRUE(h.clockids & (1U << id)) TH_LOG("clockid %d", id);
+		clk = ts_ns(id);
+		EXPECT_LE(h.clockid_ns[id], clk) TH_LOG("clockid %d", id);
+		EXPECT_LE(first.clockid_ns[id], h.clockid_ns[id])
+			TH_LOG("clockid %d", id);
+	}
+	TH_LOG("page horizon %llu ns behind the clock, %llu horizons",
+	       (unsigned long long)(now - h.ns), (unsigned long long)h.count);
+}
+
+/* The blocking ioctl for every use_clockid clock: never above a later read. */
+TEST_F(horizon, clockid_horizons)
+{
+	struct perfclock_horizon h;
+	size_t i;
+
+	for (i = 0; i < sizeof(horizon_clockids) / sizeof(horizon_clockids[0]); i++) {
+		int id = horizon_clockids[i];
+
+		ASSERT_EQ(0, pc_horizon(self->fd, id, 0, &h)) TH_LOG("clockid %d", id);
+		EXPECT_LE(h.ns, ts_ns(id)) TH_LOG("clockid %d", id);
+		EXPECT_LT(0, h.ns);
+	}
+}
+
+/* ---- the guarantee on real rings ------------------------------------ */
+
+#define RING_PAGES	64
+#define SAMPLE_PERIOD_NS	100000	/* cpu-clock: 10 kHz per CPU */
+
+struct ring {
+	int fd;
+	void *base;
+	size_t size;		/* data area */
+	uint64_t records, lost;
+};
+
+/*
+ * One ring per CPU: cpu-clock samples (hrtimer, hard irq) plus context
+ * switch, task and comm records (side-band), all stamped by perf_clock().
+ */
+static int ring_open(struct ring *r, int cpu)
+{
+	struct perf_event_attr attr;
+	size_t page = sysconf(_SC_PAGESIZE);
+
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = PERF_TYPE_SOFTWARE;
+	attr.config = PERF_COUNT_SW_CPU_CLOCK;
+	attr.sample_period = SAMPLE_PERIOD_NS;
+	attr.sample_type = PERF_SAMPLE_TIME;
+	attr.sample_id_all = 1;
+	attr.context_switch = 1;
+	attr.task = 1;
+	attr.comm = 1;
+	r->fd = syscall(SYS_perf_event_open, &attr, -1, cpu, -1,
+			PERF_FLAG_FD_CLOEXEC);
+	if (r->fd < 0)
+		return -errno;
+	r->size = RING_PAGES * page;
+	r->base = mmap(NULL, page + r->size, PROT_READ | PROT_WRITE,
+		       MAP_SHARED, r->fd, 0);
+	if (r->base == MAP_FAILED) {
+		close(r->fd);
+		return -errno;
+	}
+	return 0;
+}
+
+static void ring_close(struct ring *r)
+{
+	munmap(r->base, sysconf(_SC_PAGESIZE) + r->size);
+	close(r->fd);
+}
+
+struct verdict {
+	const char *name;
+	uint64_t handed;	/* the largest horizon handed out so far */
+	uint64_t late, worst;
+};
+
+static void judge(struct verdict *v, uint64_t ts)
+{
+	if (ts < v->handed) {
+		v->late++;
+		if (v->handed - ts > v->worst)
+			v->worst = v->handed - ts;
+	}
+}
+
+/*
+ * Drain a ring to the head loaded now (acquire: after the horizon was
+ * handed out), judging each record against every verdict.
+ */
+static int ring_drain(struct ring *r, struct verdict *v, int nv,
+		      uint64_t *records)
+{
+	struct perf_event_mmap_page *meta = r->base;
+	const unsigned char *data = (const unsigned char *)r->base +
+				    sysconf(_SC_PAGESIZE);
+	uint64_t head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
+	uint64_t tail = meta->data_tail;
+	struct perf_event_header hdr;
+	uint64_t ts;
+	size_t i;
+	int k;
+
+	while (tail < head) {
+		for (i = 0; i < sizeof(hdr); i++)
+			((unsigned char *)&hdr)[i] = data[(tail + i) % r->size];
+		if (hdr.size < sizeof(hdr) + 8 || hdr.size % 8 ||
+		    tail + hdr.size > head)
+			return -EIO;
+		/* A sample's time comes first; the others' at the end. */
+		for (i = 0; i < 8; i++) {
+			size_t off = hdr.type == PERF_RECORD_SAMPLE ?
+				     sizeof(hdr) + i : hdr.size - 8 + i;
+
+			((unsigned char *)&ts)[i] = data[(tail + off) % r->size];
+		}
+		if (hdr.type == PERF_RECORD_LOST)
+			r->lost++;
+		for (k = 0; k < nv; k++)
+			judge(&v[k], ts);
+		r->records++;
+		(*records)++;
+		tail += hdr.size;
+	}
+	__atomic_store_n(&meta->data_tail, tail, __ATOMIC_RELEASE);
+	return 0;
+}
+
+/* The load: spinners and yielders on every CPU, and threads coming and going. */
+static atomic_int load_stop;
+
+static void *spin_thread(void *arg)
+{
+	volatile uint64_t x = 0;
+	int yield = (int)(intptr_t)arg;
+
+	while (!atomic_load_explicit(&load_stop, memory_order_relaxed)) {
+		for (int i = 0; i < 2000; i++)
+			x += i;
+		if (yield)
+			sched_yield();
+	}
+	return NULL;
+}
+
+static void *churn_thread(void *arg)
+{
+	(void)arg;
+	while (!atomic_load_explicit(&load_stop, memory_order_relaxed)) {
+		pid_t pid = fork();
+
+		if (!pid)
+			_exit(0);
+		if (pid > 0)
+			waitpid(pid, NULL, 0);
+		usleep(1000);
+	}
+	return NULL;
+}
+
+/*
+ * The blocking ioctl waits a grace period (tens of ms in an overcommitted
+ * guest): a thread of its own takes it back to back and publishes each
+ * horizon once it is handed out, so that rounds stay short.
+ */
+struct ioctl_horizons {
+	int fd;
+	_Atomic uint64_t latest;
+	_Atomic uint64_t count;
+	_Atomic int err;
+};
+
+static void *ioctl_horizon_thread(void *arg)
+{
+	struct ioctl_horizons *ih = arg;
+	struct perfclock_horizon h;
+	int err;
+
+	while (!atomic_load_explicit(&load_stop, memory_order_relaxed)) {
+		err = pc_horizon(ih->fd, PERFCLOCK_HORIZON_PERF_CLOCK, 0, &h);
+		if (err) {
+			atomic_store(&ih->err, err);
+			break;
+		}
+		atomic_store(&ih->latest, h.ns);
+		atomic_fetch_add(&ih->count, 1);
+	}
+	return NULL;
+}
+
+static int env_int(const char *name, int def)
+{
+	const char *s = getenv(name);
+
+	return s && *s ? atoi(s) : def;
+}
+
+/*
+ * Rounds of: take the horizon(s), then drain every ring. A record that
+ * turns up below a horizon handed out in an EARLIER round was not in
+ * its ring when that horizon was handed out: a late record for that
+ * rule. The page horizon is read every round (no system call), and the
+ * newest one the blocking ioctl has returned (see ioctl_horizon_thread);
+ * the bare clock read at the round start (GET_TIME, after both) is
+ * judged on the same records.
+ */
+TEST_F(horizon, no_record_below_a_handed_out_horizon)
+{
+	enum { PAGE, IOCTL, BARE, NV };
+	struct verdict v[NV] = {
+		{ .name = "page horizon" },
+		{ .name = "ioctl horizon" },
+		{ .name = "bare clock read (no grace period)" },
+	};
+	uint64_t next[NV] = { 0 };
+	int seconds = env_int("PERFCLOCK_HORIZON_SECONDS", 5);
+	int expect_bare_late = env_int("PERFCLOCK_EXPECT_BARE_LATE", 0);
+	struct ioctl_horizons ih = { .fd = self->fd };
+	uint64_t end, records = 0, lost = 0, rounds = 0;
+	pthread_t threads[3 * CPU_SETSIZE];
+	struct ring rings[CPU_SETSIZE];
+	struct page_horizon ph;
+	int i, k, nthreads = 0;
+
+	for (i = 0; i < self->ncpus; i++)
+		ASSERT_EQ(0, ring_open(&rings[i], self->cpus[i]))
+			TH_LOG("perf_event_open on cpu %d: %s", self->cpus[i],
+			       strerror(errno));
+
+	atomic_store(&load_stop, 0);
+	for (i = 0; i < self->ncpus; i++) {
+		ASSERT_EQ(0, pthread_create(&threads[nthreads++], NULL,
+					    spin_thread, (void *)0));
+		ASSERT_EQ(0, pthread_create(&threads[nthreads++], NULL,
+					    spin_thread, (void *)1));
+	}
+	ASSERT_EQ(0, pthread_create(&threads[nthreads++], NULL, churn_thread,
+				    NULL));
+	ASSERT_EQ(0, pthread_create(&threads[nthreads++], NULL,
+				    ioctl_horizon_thread, &ih));
+
+	end = mono_ns() + (uint64_t)seconds * 1000000000ULL;
+	while (mono_ns() < end) {
+		ASSERT_EQ(0, read_page_horizon(self->pg, &ph));
+		next[PAGE] = ph.flags & PERFCLOCK_PAGE_HORIZON_VALID ? ph.ns : 0;
+		next[IOCTL] = atomic_load(&ih.latest);
+		next[BARE] = pc_now(self->fd);
+
+		for (i = 0; i < self->ncpus; i++)
+			ASSERT_EQ(0, ring_drain(&rings[i], v, NV, &records));
+		/* Handed out before this round's drain: binding from now on. */
+		for (k = 0; k < NV; k++)
+			if (next[k] > v[k].handed)
+				v[k].handed = next[k];
+		rounds++;
+	}
+
+	atomic_store(&load_stop, 1);
+	for (i = 0; i < nthreads; i++)
+		pthread_join(threads[i], NULL);
+	for (i = 0; i < self->ncpus; i++) {
+		lost += rings[i].lost;
+		ring_close(&rings[i]);
+	}
+
+	for (k = 0; k < NV; k++)
+		TH_LOG("%s: %llu late of %llu records (worst %llu ns)",
+		       v[k].name, (unsigned long long)v[k].late,
+		       (unsigned long long)records,
+		       (unsigned long long)v[k].worst);
+	TH_LOG("%llu rounds, %llu blocking horizons, %llu LOST records",
+	       (unsigned long long)rounds,
+	       (unsigned long long)atomic_load(&ih.count),
+	       (unsigned long long)lost);
+	ASSERT_EQ(0, atomic_load(&ih.err));
+	ASSERT_LT(0, atomic_load(&ih.count));
+	ASSERT_LT(1000, records) TH_LOG("too few records to judge anything");
+	EXPECT_EQ(0, v[PAGE].late);
+	EXPECT_EQ(0, v[IOCTL].late);
+	if (expect_bare_late)
+		EXPECT_LT(0, v[BARE].late)
+			TH_LOG("the load did not stall a record in flight: nothing shown");
+}
+
+TEST_HARNESS_MAIN
