@@ -4,7 +4,8 @@
 # 'make check': builds with -Werror and runs every host test. Each test
 # program prints "ok - ..." / "not ok - ..." lines; this script numbers
 # them, turns every other line into a "# " comment, and ends with
-# "N passed, N failed". Exit status 1 if anything failed.
+# "N passed, N failed, N skipped": a "# SKIP" result is counted as a
+# skip, never as a pass. Exit status 1 if anything failed.
 
 B=${B:-build}
 MAKE=${MAKE:-make}
@@ -15,13 +16,17 @@ CC=${CC:-cc}
 n=0
 passed=0
 failed=0
+skipped=0
 log=$(mktemp)
 trap 'rm -f "$log" "$log.c"' EXIT
 
 result() {	# result ok|not-ok "description"
 	n=$((n + 1))
 	if [ "$1" = ok ]; then
-		passed=$((passed + 1))
+		case "$2" in
+		*"# SKIP"*) skipped=$((skipped + 1)) ;;
+		*) passed=$((passed + 1)) ;;
+		esac
 		echo "ok $n - $2"
 	else
 		failed=$((failed + 1))
@@ -79,7 +84,7 @@ echo "# libperfclock host tests ($(uname -r), $(nproc) CPUs)"
 if ! $MAKE --no-print-directory EXTRA_WERROR=-Werror all > "$log" 2>&1; then
 	result not-ok "build: library, tests and bench with -Wall -Wextra -Werror"
 	tail_log 30
-	echo "$passed passed, $failed failed"
+	echo "$passed passed, $failed failed, $skipped skipped"
 	exit 1
 fi
 result ok "build: library, tests and bench with -Wall -Wextra -Werror"
@@ -193,5 +198,5 @@ else
 fi
 
 echo "# took $(( $(date +%s) - start )) s"
-echo "$passed passed, $failed failed"
+echo "$passed passed, $failed failed, $skipped skipped"
 [ $failed = 0 ]
