@@ -9,16 +9,18 @@
 #
 #   host    a short run on this machine with --clock monotonic (events
 #           opened with use_clockid, no module): its --json and --print
-#           output are checked (ordered output, our rule never late, every
-#           rule delivered every event, counts agree with the kernel's);
+#           output are checked (ordered output, our rule never late with
+#           the library's defaults (an estimated horizon here: no module),
+#           every rule delivered every event, counts agree with the kernel's);
 #   errors  each error the tool promises a clear message for: no
 #           /dev/perfclock, unknown tracepoint, too few ring pages, no
 #           permission (as nobody), tracefs not mounted (in a private mount
 #           namespace, where the tool must also fall back to software
 #           events by itself);
 #   guest   the same checks on a short run with --clock perfclock (the
-#           module) in the test VM, once per clock regime (tsc=reliable and
-#           not), plus the no-device message for real before insmod.
+#           module: an exact horizon) in the test VM, once per clock regime
+#           (tsc=reliable and not), plus the no-device message for real
+#           before insmod.
 #
 # Root is needed (system-wide perf events, unshare, the VM's mknod).
 set -uo pipefail
@@ -35,11 +37,6 @@ check() { # check DESCRIPTION COMMAND...
 	if "$@"; then ok "$d"; else nok "$d"; fi
 }
 skip() { echo "ok - $1 # SKIP $2"; }
-
-# The in-flight allowance our rule gets in the TCG guest: a vCPU thread the
-# host deschedules between stamping a record and committing it keeps it in
-# flight for milliseconds (measured: README, "make demo").
-GUEST_INFLIGHT_NS=${GUEST_INFLIGHT_NS:-50000000}
 
 out=build/check/demo
 rm -rf "$out" && mkdir -p "$out"
@@ -87,7 +84,9 @@ check_json() {
 		[ "$(jrule "$f" $r ordered)" = true ] || { echo "# $where: $r emitted out of order"; bad=1; }
 	done
 	check "$where: every rule got every event and emitted it, in order" [ $bad -eq 0 ]
-	check "$where: our rule has no late event (late=$(jrule "$f" ours late))" \
+	hz=$(grep '^  "horizon":' "$f" | sed -n 's/.*"exact": \([a-z]*\).*/\1/p')
+	[ "$hz" = true ] && hz=exact || hz="estimated, no module"
+	check "$where: our rule (library defaults, $hz horizon) has no late event (late=$(jrule "$f" ours late), hold p99 $(grep -F '{"name": "ours",' "$f" | sed -n 's/.*"p99": \([0-9]*\).*/\1/p') ns)" \
 		[ "$(jrule "$f" ours late)" = 0 ]
 	count=$(jkernel "$f" count)
 	lost=$(jkernel "$f" lost)
@@ -251,7 +250,7 @@ echo "# guest: \$(cat \$cs), \$(nproc) CPUs, \$(uname -r)"
 echo "NODEV rc=\$? \$(cat /tmp/nodev.err)"
 insmod perfclock.ko || { echo "INSMOD failed"; exit 1; }
 ./demo_flush --clock perfclock --duration 2 --load 8 --no-status --print \\
-	--inflight $GUEST_INFLIGHT_NS --json /tmp/demo.json > /tmp/demo.print 2> /tmp/demo.err
+	--json /tmp/demo.json > /tmp/demo.print 2> /tmp/demo.err
 echo "DEMO rc=\$?"
 sed 's/^/# /' /tmp/demo.err | grep -E 'events|ours|late' | head -5
 echo "JSON-BEGIN"; cat /tmp/demo.json; echo "JSON-END"
@@ -275,6 +274,8 @@ RUN
 			check "guest-$regime: demo_flush --clock perfclock --load 8 exits 0" grep -q '^DEMO rc=0$' "$log"
 			sed -n '/^JSON-BEGIN$/,/^JSON-END$/p' "$log" | sed '1d;$d' > "$out/guest-$regime.json"
 			check_json "$out/guest-$regime.json" "guest-$regime" all
+			check "guest-$regime: with the module our horizon is exact" \
+				grep -q '^  "horizon": {"exact": true' "$out/guest-$regime.json"
 			check_print "$(sed -n 's/^PRINT //p' "$log")" "$out/guest-$regime.json" "guest-$regime"
 		done
 	fi

@@ -113,7 +113,7 @@ EOF
 	done
 	printf '\n'
 	cat <<EOF
-set title "hold latency: round start to emission (solid p50, light p99)"
+set title "hold latency: event timestamp to delivery (solid p50, light p99)"
 set ylabel "milliseconds (log scale)"
 set logscale y
 set yrange [0.01:*]

@@ -5,16 +5,21 @@
  * round-robin reader, on the same load in the same run.
  *
  * Parallel: one reader thread per CPU, pinned, drains its own ring. Before
- * each drain it reads the clock (its watermark); it enqueues every record
- * on its cds_wfcq, then publishes the watermark. Any record stamped before
- * that watermark was in the ring when it was read (in-flight records and
- * cross-CPU skew aside: the margin), so it is enqueued before the
- * watermark is published. The merger reads every watermark, then takes
- * everything queued, and emits below the minimum watermark minus the
- * margin, through libperfclock's ordered queue.
+ * each drain it takes the flush horizon (perfclock_horizon(), its
+ * watermark); it enqueues every record on its cds_wfcq, then publishes
+ * the watermark. Every record stamped below the horizon was in its ring
+ * when the horizon was handed out, so what this ring holds below it is
+ * enqueued before the watermark is published. The merger reads every
+ * watermark, then takes everything queued, and emits below the minimum
+ * watermark (perfclock_queue_flush_until()), through libperfclock's
+ * ordered queue. No margin.
  *
- * Round-robin: one thread reads the clock, drains every ring in turn and
- * emits below that round start minus the margin (perfclock_queue_round_*).
+ * Round-robin: one thread takes the horizon, drains every ring in turn and
+ * emits below it: the round pattern of libperfclock.h.
+ *
+ * The horizon is exact with the module (and for --clock monotonic when
+ * /dev/perfclock hands out horizons); otherwise it is the library's
+ * estimate, and the tool says so.
  *
  * Both must deliver every record drained, in time order, with no late
  * event; the tool reports events/s, rounds, hold latency (emission time
@@ -212,7 +217,7 @@ static void *reader_fn(void *arg)
 	CPU_SET(r->cpu, &set);
 	sched_setaffinity(0, sizeof(set), &set);
 	while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
-		if (perfclock_read(clk, &w) || drain(r, enqueue, NULL) < 0) {
+		if (perfclock_horizon(clk, &w) || drain(r, enqueue, NULL) < 0) {
 			r->error = -EIO;
 			break;
 		}
@@ -229,7 +234,6 @@ static struct perfclock_queue *new_queue(struct stats *st)
 
 	perfclock_queue_config_init(&cfg);
 	cfg.nr_sources = nrings;
-	cfg.clock = clk;
 	cfg.flags = PERFCLOCK_QUEUE_NOCOPY;
 	cfg.deliver = deliver;
 	cfg.arg = st;
@@ -310,9 +314,8 @@ static int run_parallel(struct stats *st, double seconds)
 		}
 		err = merge_queued(q);
 		if (!err && low && low != UINT64_MAX) {
-			perfclock_queue_round_begin_at(q, low);
 			st->emit_now = now_ns();
-			if (perfclock_queue_round_end(q) < 0)
+			if (perfclock_queue_flush_until(q, low) < 0)
 				err = -EIO;
 			st->rounds++;
 		}
@@ -362,13 +365,16 @@ static int run_round_robin(struct stats *st, double seconds)
 	t0 = mono_s();
 	end = t0 + seconds;
 	while (mono_s() < end && !a.err) {
-		if (perfclock_queue_round_begin(a.q))
+		uint64_t hz;
+
+		/* The horizon first, then every ring, then emit below it. */
+		if (perfclock_horizon(clk, &hz))
 			return -EIO;
 		for (i = 0; i < nrings; i++)
 			if (drain(&rings[i], push_rr, &a) < 0)
 				a.err = -EIO;
 		st->emit_now = now_ns();
-		if (perfclock_queue_round_end(a.q) < 0)
+		if (perfclock_queue_flush_until(a.q, hz) < 0)
 			a.err = -EIO;
 		st->rounds++;
 		usleep(200);
@@ -422,7 +428,7 @@ int main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct stats par = { .name = "parallel readers + wfcq merger" };
-	struct stats rr = { .name = "round-robin (libperfclock rounds)" };
+	struct stats rr = { .name = "round-robin (horizon, drain, flush_until)" };
 	const char *clock_name = "perfclock";
 	int cpus[MAX_CPUS], ncpus = 0, cpu, opt, failed = 0, nload = 0, err;
 	double seconds = 4;
@@ -468,8 +474,12 @@ int main(int argc, char **argv)
 		fprintf(stderr, "perfclock_drain: cannot start: %s\n", strerror(errno));
 		return 2;
 	}
-	printf("# clock %s, %d CPUs, %d load threads, skew bound %llu ns, %.1f s per mode\n",
-	       clock_name, ncpus, nload, (unsigned long long)info.skew_bound_ns, seconds);
+	printf("# clock %s, %d CPUs, %d load threads, skew estimate %llu ns, horizon %s (age %llu ns%s), %.1f s per mode\n",
+	       clock_name, ncpus, nload, (unsigned long long)info.skew_estimate_ns,
+	       (info.flags & PERFCLOCK_CLOCK_HORIZON_EXACT) ? "exact" : "ESTIMATED",
+	       (unsigned long long)info.horizon_age_ns,
+	       (info.flags & PERFCLOCK_CLOCK_HORIZON_EXACT) ? "" :
+	       ": no module with horizons", seconds);
 
 	err = run_parallel(&par, seconds);
 	failed |= report(&par, err);

@@ -324,7 +324,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "perfclock_stress: perfclock_get_info failed\n");
 		return 2;
 	}
-	bound = info.skew_bound_ns;
+	bound = info.skew_estimate_ns;
 
 	sched_getaffinity(0, sizeof(set), &set);
 	ncpus = CPU_COUNT(&set);
@@ -375,11 +375,11 @@ int main(int argc, char **argv)
 	 * the worst step against the bound it advertises now, and report
 	 * how many steps exceeded the bound known at the start.
 	 */
-	if (perfclock_get_info(clk, &info) == 0 && info.skew_bound_ns > bound) {
+	if (perfclock_get_info(clk, &info) == 0 && info.skew_estimate_ns > bound) {
 		printf("# skew bound grew from %llu to %llu ns during the run\n",
-		       (unsigned long long)bound, (unsigned long long)info.skew_bound_ns);
+		       (unsigned long long)bound, (unsigned long long)info.skew_estimate_ns);
 	}
-	final_bound = info.skew_bound_ns;
+	final_bound = info.skew_estimate_ns;
 	for (p = 0; p < NPATHS; p++) {
 		uint64_t reads = 0, viol = 0, worst = 0, mono = 0;
 		int threads = 0, errors = 0;

@@ -6,8 +6,8 @@
 #
 # Static, so the test VM's busybox-only initramfs can run it.
 
-DEMO_SRCS := demo_flush.c demo/tp.c demo/load.c
-DEMO_HDRS := demo/tp.h demo/load.h demo/hist.h libperfclock.h
+DEMO_SRCS := demo_flush.c demo/tp.c demo/load.c demo/rules.c
+DEMO_HDRS := demo/tp.h demo/load.h demo/hist.h demo/rules.h libperfclock.h
 
 .PHONY: demo_flush
 demo_flush: $(B)/demo_flush

@@ -1,16 +1,19 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * demo_flush: a live tool over real per-CPU perf rings that runs the five
- * flush rules of libperfclock side by side on the same events.
+ * demo_flush: a live tool over real per-CPU perf rings that runs five
+ * flush rules side by side on the same events: libperfclock's horizon
+ * ("ours") and the four older rules of the 2013 thread (demo/rules.c).
  *
  * It opens tracepoints (default sched:sched_switch and sched:sched_wakeup;
  * software context-switch events when tracefs is missing) on every online
- * CPU, one ring per CPU, and reads the rings in rounds. Every sample
- * drained is pushed to five ordered queues, one per rule, so all rules see
- * identical input in one run; each queue reads the clock at its own
- * round_begin and emits at round_end what its rule allows. At the end it
+ * CPU, one ring per CPU, and reads the rings in rounds. Each round takes
+ * perfclock_horizon() and a bare clock read first, then drains every
+ * ring, pushing every sample to five ordered queues, one per rule, so all
+ * rules see identical input in one run; then each rule's limit is
+ * computed and its queue flushed below it (perfclock_queue_flush_until()).
+ * Ours runs with the library's defaults: nothing to tune. At the end it
  * prints, per rule, what was delivered in order, what came too late, and
- * how long events were held.
+ * how long events were held (from their timestamp to their delivery).
  *
  *   demo_flush [options] [-- COMMAND [ARG...]]
  *
@@ -40,6 +43,7 @@
 #include "libperfclock.h"
 #include "demo/hist.h"
 #include "demo/load.h"
+#include "demo/rules.h"
 #include "demo/tp.h"
 
 #ifndef PERF_FORMAT_LOST
@@ -49,7 +53,7 @@
 #define MAX_TP		8
 #define PAGES_MIN	2
 #define PAGES_DEFAULT	256
-#define NR_RULES	PERFCLOCK_RULE__MAX
+#define NR_RULES	RULE__MAX
 
 /* ---- options ---- */
 
@@ -67,8 +71,6 @@ static struct opts {
 	long interval_us;
 	int reverse;
 	int yield;
-	int64_t inflight_ns;	/* < 0: the library's default */
-	int prev_round;		/* ours: PERFCLOCK_QUEUE_PREV_ROUND */
 	int print;
 	const char *json;
 	const char *label;
@@ -79,7 +81,6 @@ static struct opts {
 	.device = PERFCLOCK_DEFAULT_PATH,
 	.pages = PAGES_DEFAULT,
 	.interval_us = 1000,
-	.inflight_ns = -1,
 	.status = -1,
 };
 
@@ -106,8 +107,6 @@ static void usage(FILE *f)
 "  -i, --interval US    poll timeout between rounds (default 1000; 0: spin)\n"
 "      --reverse        read the rings from the last CPU to the first\n"
 "      --yield          sched_yield() between rings\n"
-"      --inflight NS    our rule's in-flight allowance (default: library's)\n"
-"      --prev-round     our rule also waits for the previous round's start\n"
 "  -p, --print          print our rule's ordered events like perf script\n"
 "  -j, --json FILE      write the summary as JSON to FILE ('-': stdout)\n"
 "      --label TEXT     a label stored in the JSON (e.g. the clock regime)\n"
@@ -203,7 +202,6 @@ struct rule_state {
 
 /* What each queue holds per event: this header, then (ours, --print) the sample. */
 struct qhdr {
-	uint64_t round_start;	/* start of the round that read it */
 	uint32_t tp;		/* index into events[] */
 	uint32_t cpu;
 };
@@ -213,8 +211,9 @@ static int nr_events;
 static struct cpu_ring *rings;
 static int nr_rings;
 static struct rule_state rules[NR_RULES];
+static struct rules limits;	/* every rule's per-source state */
 static struct perfclock *clk;
-static uint64_t emit_now;	/* clock read just before the flushes */
+static uint64_t emit_now;	/* clock read just before deliveries */
 static uint64_t sample_type;
 static uint64_t read_format;
 static volatile sig_atomic_t stop_flag;
@@ -260,8 +259,8 @@ static long parse_long(const char *s, const char *what, long min, long max)
 
 static void parse_args(int argc, char **argv)
 {
-	enum { O_SOFTWARE = 256, O_REVERSE, O_YIELD, O_INFLIGHT, O_LABEL,
-	       O_STATUS, O_NO_STATUS, O_DEVICE, O_PREV_ROUND };
+	enum { O_SOFTWARE = 256, O_REVERSE, O_YIELD, O_LABEL,
+	       O_STATUS, O_NO_STATUS, O_DEVICE };
 	static const struct option lo[] = {
 		{ "clock", required_argument, NULL, 'c' },
 		{ "device", required_argument, NULL, O_DEVICE },
@@ -273,8 +272,6 @@ static void parse_args(int argc, char **argv)
 		{ "interval", required_argument, NULL, 'i' },
 		{ "reverse", no_argument, NULL, O_REVERSE },
 		{ "yield", no_argument, NULL, O_YIELD },
-		{ "inflight", required_argument, NULL, O_INFLIGHT },
-		{ "prev-round", no_argument, NULL, O_PREV_ROUND },
 		{ "print", no_argument, NULL, 'p' },
 		{ "json", required_argument, NULL, 'j' },
 		{ "label", required_argument, NULL, O_LABEL },
@@ -328,13 +325,6 @@ static void parse_args(int argc, char **argv)
 			break;
 		case O_YIELD:
 			opt.yield = 1;
-			break;
-		case O_INFLIGHT:
-			opt.inflight_ns = parse_long(optarg, "in-flight allowance",
-						     0, 10000000000L);
-			break;
-		case O_PREV_ROUND:
-			opt.prev_round = 1;
 			break;
 		case 'p':
 			opt.print = 1;
@@ -668,6 +658,7 @@ static int deliver(void *arg, const struct perfclock_event *ev)
 	struct rule_state *r = arg;
 	const struct qhdr *h = ev->data;
 
+	(void)h;
 	if (ev->flags & PERFCLOCK_EVENT_LATE) {
 		r->late++;
 	} else {
@@ -677,10 +668,9 @@ static int deliver(void *arg, const struct perfclock_event *ev)
 		r->last_time = ev->time;
 		r->have_last = 1;
 		r->in_order++;
-		if (ev->size >= sizeof(*h))
-			hist_add(&r->hold, emit_now > h->round_start ?
-				 emit_now - h->round_start : 0);
 	}
+	/* Hold: from the event's timestamp to its delivery (late ones too). */
+	hist_add(&r->hold, emit_now > ev->time ? emit_now - ev->time : 0);
 	if (r->print)
 		print_event(ev);
 	return 0;
@@ -692,23 +682,20 @@ static void make_queues(void)
 	int i;
 
 	for (i = 0; i < NR_RULES; i++) {
+		/* The library's defaults, for every rule. */
 		perfclock_queue_config_init(&cfg);
-		cfg.rule = (uint32_t)i;
 		cfg.nr_sources = (uint32_t)nr_rings;
-		cfg.clock = clk;
 		cfg.deliver = deliver;
 		cfg.arg = &rules[i];
-		if (i == PERFCLOCK_RULE_OURS && opt.inflight_ns >= 0)
-			cfg.inflight_ns = (uint64_t)opt.inflight_ns;
-		if (i == PERFCLOCK_RULE_OURS && opt.prev_round)
-			cfg.flags |= PERFCLOCK_QUEUE_PREV_ROUND;
 		rules[i].rule = i;
-		rules[i].print = opt.print && i == PERFCLOCK_RULE_OURS;
+		rules[i].print = opt.print && i == RULE_OURS;
 		rules[i].q = perfclock_queue_new(&cfg);
 		if (!rules[i].q)
-			die("perfclock_queue_new(%s): %s", perfclock_rule_name(i),
+			die("perfclock_queue_new(%s): %s", rule_name(i),
 			    strerror(errno));
 	}
+	if (rules_init(&limits, (uint32_t)nr_rings))
+		die("out of memory");
 }
 
 /* ---- rounds ---- */
@@ -723,7 +710,7 @@ static int find_tp(const struct cpu_ring *r, uint64_t id)
 	return -1;
 }
 
-static void push_all(uint32_t src, uint64_t round_start, const struct perfclock_record *rec)
+static void push_all(uint32_t src, const struct perfclock_record *rec)
 {
 	unsigned char buf[sizeof(struct qhdr) + 65536] __attribute__((aligned(8)));
 	struct qhdr *h = (struct qhdr *)buf;
@@ -750,7 +737,6 @@ static void push_all(uint32_t src, uint64_t round_start, const struct perfclock_
 	}
 	if (!events[e].software && s.raw && opt.print)
 		tp_learn_comms(&events[e].fmt, s.raw, s.raw_size);
-	h->round_start = round_start;
 	h->tp = (uint32_t)e;
 	h->cpu = s.cpu;
 	full = (uint32_t)sizeof(*h);
@@ -759,13 +745,14 @@ static void push_all(uint32_t src, uint64_t round_start, const struct perfclock_
 		memcpy(buf + sizeof(*h), rec->data, rec->size);
 		full += rec->size;
 	}
+	rules_push(&limits, src, rec->time);
 	for (i = 0; i < NR_RULES; i++) {
 		/* Only our rule prints: the others need the header alone. */
 		err = perfclock_queue_push(rules[i].q, src, rec->time, buf,
 					   rules[i].print ? full : (uint32_t)sizeof(*h));
 		if (err)
 			die("perfclock_queue_push(%s): %s",
-			    perfclock_rule_name(i), strerror(-err));
+			    rule_name(i), strerror(-err));
 	}
 }
 
@@ -779,21 +766,24 @@ static uint64_t clock_now(void)
 	return ns;
 }
 
-/* One round: begin, drain every ring once, end. Returns records read. */
+/*
+ * One round, the pattern of libperfclock.h: the horizon first (and the
+ * bare clock read Ahern's rule flushes at), then drain every ring once,
+ * then flush each rule's queue below its limit. Returns records read.
+ */
 static uint64_t do_round(void)
 {
 	struct perfclock_record rec;
-	uint64_t start, n = 0;
+	uint64_t start, hz, n = 0;
 	int64_t avail;
 	int i, k, err;
 
+	err = perfclock_horizon(clk, &hz);
+	if (err)
+		die("perfclock_horizon: %s", strerror(-err));
 	start = clock_now();
 	emit_now = start;
-	for (i = 0; i < NR_RULES; i++) {
-		err = perfclock_queue_round_begin(rules[i].q);
-		if (err)
-			die("perfclock_queue_round_begin: %s", strerror(-err));
-	}
+	rules_round_begin(&limits, start, hz);
 	for (k = 0; k < nr_rings; k++) {
 		int c = opt.reverse ? nr_rings - 1 - k : k;
 		struct cpu_ring *r = &rings[c];
@@ -813,7 +803,7 @@ static uint64_t do_round(void)
 			records_total++;
 			if (rec.type == PERF_RECORD_SAMPLE &&
 			    (rec.flags & PERFCLOCK_RECORD_HAS_TIME))
-				push_all((uint32_t)c, start, &rec);
+				push_all((uint32_t)c, &rec);
 			else if (rec.type == PERF_RECORD_SAMPLE)
 				nontime_total++;
 		}
@@ -829,15 +819,20 @@ static uint64_t do_round(void)
 	emit_now = clock_now();
 	for (i = 0; i < NR_RULES; i++) {
 		struct perfclock_queue_stats st;
+		uint64_t limit;
 		int64_t ret;
 
 		perfclock_queue_get_stats(rules[i].q, &st);
 		if (st.queued > rules[i].peak_queued)
 			rules[i].peak_queued = st.queued;
-		ret = perfclock_queue_round_end(rules[i].q);
+		if (!rules_limit(&limits, i, &limit))
+			continue;
+		ret = perfclock_queue_flush_until(rules[i].q, limit);
 		if (ret < 0)
-			die("perfclock_queue_round_end: %s", strerror((int)-ret));
+			die("perfclock_queue_flush_until(%s): %s", rule_name(i),
+			    strerror((int)-ret));
 	}
+	rules_round_end(&limits);
 	prev_start = start;
 	have_prev_start = 1;
 	rounds_total++;
@@ -869,10 +864,10 @@ static void status_line(double elapsed, uint64_t d_samples, uint64_t d_rounds,
 		struct perfclock_queue_stats st;
 
 		perfclock_queue_get_stats(rules[i].q, &st);
-		if (i == PERFCLOCK_RULE_OURS)
+		if (i == RULE_OURS)
 			queued = st.queued;
 		used += (size_t)snprintf(late + used, sizeof(late) - used, " %s=%" PRIu64,
-					 perfclock_rule_name(i), st.late);
+					 rule_name(i), st.late);
 		if (used >= sizeof(late))
 			break;
 	}
@@ -953,12 +948,20 @@ static void print_tables(FILE *f, double secs, const struct kernel_counts *k,
 	char a[32], b[32], c[32], d[32];
 	int i, e;
 
-	fprintf(f, "\nclock %s (skew bound %" PRIu64 " ns%s), %d CPUs, %.1f s, "
+	fmt_ns(a, sizeof(a), ci->horizon_age_ns);
+	fmt_ns(b, sizeof(b), ci->inflight_estimate_ns);
+	fprintf(f, "\nclock %s (skew estimate %" PRIu64 " ns%s), %d CPUs, %.1f s, "
 		"%" PRIu64 " rounds (%.0f/s), reader %s%s\n",
-		clock_name(), ci->skew_bound_ns,
+		clock_name(), ci->skew_estimate_ns,
 		(ci->flags & PERFCLOCK_CLOCK_GLOBAL) ? ", global" : "",
 		nr_rings, secs, rounds_total, rounds_total / secs,
 		opt.reverse ? "reverse" : "forward", opt.yield ? "+yield" : "");
+	if (ci->flags & PERFCLOCK_CLOCK_HORIZON_EXACT)
+		fprintf(f, "  our horizon: exact (module, %s), %s old at the end\n",
+			(ci->flags & PERFCLOCK_CLOCK_HORIZON_PAGE) ? "page" : "ioctl", a);
+	else
+		fprintf(f, "  our horizon: ESTIMATED (no module with horizons): clock "
+			"- skew estimate - %s in-flight allowance\n", b);
 	for (e = 0; e < nr_events; e++)
 		fprintf(f, "  %-24s %12" PRIu64 " samples  kernel count %12" PRIu64
 			"  lost %" PRIu64 "%s\n", events[e].name, events[e].samples,
@@ -976,8 +979,8 @@ static void print_tables(FILE *f, double secs, const struct kernel_counts *k,
 		fprintf(f, "  load: %d threads, %" PRIu64 " hops (%.0f/s)\n",
 			opt.load, hops, hops / secs);
 	fprintf(f, "\n%-10s %12s %10s %11s %10s %10s %10s %10s %10s\n", "rule",
-		"delivered", "late", "worst late", "below hz", "hold p50",
-		"hold p99", "hold max", "peak queue");
+		"delivered", "late", "worst late", "hold p50", "hold p99",
+		"hold max", "below hz", "peak queue");
 	for (i = 0; i < NR_RULES; i++) {
 		struct rule_state *r = &rules[i];
 		struct perfclock_queue_stats st;
@@ -987,15 +990,17 @@ static void print_tables(FILE *f, double secs, const struct kernel_counts *k,
 		fmt_ns(b, sizeof(b), hist_pct(&r->hold, 50));
 		fmt_ns(c, sizeof(c), hist_pct(&r->hold, 99));
 		fmt_ns(d, sizeof(d), r->hold.max);
-		fprintf(f, "%-10s %12" PRIu64 " %10" PRIu64 " %11s %10" PRIu64
-			" %10s %10s %10s %10" PRIu64 "%s\n", perfclock_rule_name(i),
-			st.emitted + st.late, st.late, st.late ? a : "-",
-			st.below_horizon, b, c, d, r->peak_queued,
+		fprintf(f, "%-10s %12" PRIu64 " %10" PRIu64 " %11s %10s %10s %10s"
+			" %10" PRIu64 " %10" PRIu64 "%s\n", rule_name(i),
+			st.emitted + st.late, st.late, st.late ? a : "-", b, c, d,
+			st.below_horizon, r->peak_queued,
 			r->order_errors ? "  ORDER ERRORS" : "");
 	}
-	fprintf(f, "\nlate: delivered after a later event had been emitted; below hz: "
-		"pushed below the last flush limit;\nhold: from the start of the round "
-		"that read an event to its emission (in-order events)\n");
+	fprintf(f, "\nlate: delivered after a later event had been emitted; hold: from "
+		"an event's timestamp to its delivery;\nbelow hz: pushed below the "
+		"last flush limit. ours: below perfclock_horizon() (library defaults);\n"
+		"ahern: below the bare clock read; perf-old, schuchart, kvm-live: see "
+		"user/demo/rules.h\n");
 }
 
 static void json_str(FILE *f, const char *s)
@@ -1019,10 +1024,16 @@ static void write_json(FILE *f, double secs, const struct kernel_counts *k,
 
 	fprintf(f, "{\n  \"tool\": \"demo_flush\",\n  \"label\": ");
 	json_str(f, opt.label ? opt.label : "");
-	fprintf(f, ",\n  \"clock\": {\"name\": \"%s\", \"skew_bound_ns\": %" PRIu64
+	fprintf(f, ",\n  \"clock\": {\"name\": \"%s\", \"skew_estimate_ns\": %" PRIu64
 		", \"measured_skew_ns\": %" PRIu64 ", \"global\": %s},\n",
-		clock_name(), ci->skew_bound_ns, ci->measured_skew_ns,
+		clock_name(), ci->skew_estimate_ns, ci->measured_skew_ns,
 		(ci->flags & PERFCLOCK_CLOCK_GLOBAL) ? "true" : "false");
+	fprintf(f, "  \"horizon\": {\"exact\": %s, \"source\": \"%s\", "
+		"\"age_ns\": %" PRIu64 ", \"inflight_estimate_ns\": %" PRIu64 "},\n",
+		(ci->flags & PERFCLOCK_CLOCK_HORIZON_EXACT) ? "true" : "false",
+		!(ci->flags & PERFCLOCK_CLOCK_HORIZON_EXACT) ? "estimate" :
+		(ci->flags & PERFCLOCK_CLOCK_HORIZON_PAGE) ? "page" : "ioctl",
+		ci->horizon_age_ns, ci->inflight_estimate_ns);
 	fprintf(f, "  \"cpus\": %d,\n  \"source\": \"%s\",\n  \"events\": [",
 		nr_rings, events[0].software ? "software" : "tracepoint");
 	for (e = 0; e < nr_events; e++) {
@@ -1066,18 +1077,14 @@ static void write_json(FILE *f, double secs, const struct kernel_counts *k,
 			", \"ordered\": %s, \"hold_ns\": {\"p50\": %" PRIu64
 			", \"p99\": %" PRIu64 ", \"max\": %" PRIu64 "}, "
 			"\"peak_queue\": %" PRIu64 "}%s\n",
-			perfclock_rule_name(i), st.pushed, r->in_order + r->late,
+			rule_name(i), st.pushed, r->in_order + r->late,
 			r->in_order, r->late, st.worst_lateness_ns, st.below_horizon,
 			st.forced, st.queued, st.out_of_order_in_source, r->order_errors,
 			r->order_errors ? "false" : "true", hist_pct(&r->hold, 50),
 			hist_pct(&r->hold, 99), r->hold.max, r->peak_queued,
 			i + 1 < NR_RULES ? "," : "");
 	}
-	fprintf(f, "  ],\n  \"our_inflight_ns\": %" PRIu64 ",\n"
-		"  \"our_prev_round\": %s\n}\n",
-		opt.inflight_ns >= 0 ? (uint64_t)opt.inflight_ns :
-		(uint64_t)PERFCLOCK_QUEUE_DEFAULT_INFLIGHT_NS,
-		opt.prev_round ? "true" : "false");
+	fprintf(f, "  ]\n}\n");
 }
 
 /* ---- main ---- */
@@ -1088,6 +1095,7 @@ static void cleanup(int *cpus, struct pollfd *pfd)
 
 	for (i = 0; i < NR_RULES; i++)
 		perfclock_queue_free(rules[i].q);
+	rules_free(&limits);
 	for (c = 0; c < nr_rings; c++) {
 		perfclock_ring_free(rings[c].ring);
 		if (rings[c].base && rings[c].base != MAP_FAILED)

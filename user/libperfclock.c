@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * libperfclock: the clock. Module backend (/dev/perfclock: page fast path,
- * ioctl fallback) and clock_gettime backend (events opened use_clockid).
+ * libperfclock: the clock and its flush horizon. Module backend
+ * (/dev/perfclock: page fast path, ioctl fallback) and clock_gettime
+ * backend (events opened use_clockid), which takes its exact horizons from
+ * the module when there is one.
  *
- * A struct perfclock never changes after perfclock_open*() returns (the
- * page is the kernel's, read with the seq protocol), so reads from any
- * number of threads need no lock.
+ * A struct perfclock barely changes after perfclock_open*() returns (the
+ * page is the kernel's, read with the seq protocol; the two horizon
+ * fields that can change are atomics), so calls from any number of
+ * threads need no lock.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -25,12 +28,23 @@
 
 struct perfclock {
 	enum perfclock_backend backend;
-	int fd;				/* device; -1 for clockid */
+	int fd;				/* the device; -1 if none */
 	clockid_t clockid;		/* clockid backend */
 	clockid_t coarse_clockid;	/* lower bound; == clockid if none */
 	const struct perfclock_page *page;	/* NULL if not mapped */
 	size_t page_len;
 	struct perfclock_info info;	/* device, as read at open */
+	/*
+	 * Horizons: hz_clockid is what the module is asked for
+	 * (PERFCLOCK_HORIZON_PERF_CLOCK or the clockid); hz_exact says the
+	 * module hands them out. What changes after open: hz_broken (the
+	 * module refused the ioctl after all) and hz_last (the highest
+	 * horizon returned, so that they never go down), atomics both.
+	 */
+	int hz_clockid;
+	int hz_exact;
+	int hz_broken;
+	uint64_t hz_last;
 };
 
 static int clockid_supported(int clockid, clockid_t *coarse, uint32_t *flags)
@@ -57,6 +71,84 @@ static int clockid_supported(int clockid, clockid_t *coarse, uint32_t *flags)
 	return 0;
 }
 
+static int get_info(int fd, struct perfclock_info *info)
+{
+	memset(info, 0, sizeof(*info));
+	if (ioctl(fd, PERFCLOCK_IOC_GET_INFO, info))
+		return -errno;
+	return 0;
+}
+
+/*
+ * Open path as the perfclock device and map its page into clk: 0, or
+ * -errno with nothing left open. Fills fd, info, page, page_len, hz_exact.
+ */
+static int attach_device(struct perfclock *clk, const char *path)
+{
+	struct stat st;
+	long pagesz;
+	void *page;
+	int fd, err;
+
+	/* O_NONBLOCK: a FIFO given by mistake must not block the open. */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return -errno;
+	/* Anything but a character device cannot be ours. */
+	if (fstat(fd, &st) || !S_ISCHR(st.st_mode)) {
+		err = -ENOTTY;
+		goto err_close;
+	}
+	err = get_info(fd, &clk->info);
+	if (err) {
+		/* ENOTTY from other drivers; EINVAL from some old ones. */
+		if (err == -EINVAL || err == -ENOTTY || err == -EOPNOTSUPP)
+			err = -ENOTTY;
+		goto err_close;
+	}
+	if (clk->info.abi_version != PERFCLOCK_ABI_VERSION) {
+		err = -EPROTO;
+		goto err_close;
+	}
+	clk->fd = fd;
+	clk->hz_exact = !!(clk->info.flags & PERFCLOCK_INFO_HORIZON);
+
+	/*
+	 * The page is an optimisation: a version we do not know, an odd
+	 * size or a failed mmap leave us on the ioctl, which is exact.
+	 */
+	pagesz = sysconf(_SC_PAGESIZE);
+	if (clk->info.page_version == PERFCLOCK_PAGE_VERSION &&
+	    clk->info.page_size >= sizeof(struct perfclock_page) &&
+	    pagesz > 0 && clk->info.page_size % (unsigned long)pagesz == 0) {
+		page = mmap(NULL, clk->info.page_size, PROT_READ, MAP_SHARED,
+			    fd, 0);
+		if (page != MAP_FAILED) {
+			clk->page = page;
+			clk->page_len = clk->info.page_size;
+		}
+	}
+	return 0;
+
+err_close:
+	close(fd);
+	memset(&clk->info, 0, sizeof(clk->info));
+	return err;
+}
+
+static void detach_device(struct perfclock *clk)
+{
+	if (clk->page)
+		munmap((void *)clk->page, clk->page_len);
+	if (clk->fd >= 0)
+		close(clk->fd);
+	clk->page = NULL;
+	clk->page_len = 0;
+	clk->fd = -1;
+	clk->hz_exact = 0;
+	memset(&clk->info, 0, sizeof(clk->info));
+}
+
 PERFCLOCK_API struct perfclock *perfclock_open_clockid(int clockid)
 {
 	struct perfclock *clk;
@@ -80,92 +172,48 @@ PERFCLOCK_API struct perfclock *perfclock_open_clockid(int clockid)
 	clk->fd = -1;
 	clk->clockid = clockid;
 	clk->coarse_clockid = coarse;
+	clk->hz_clockid = clockid;
+	/*
+	 * Exact horizons in this clock come from the module if it is there
+	 * and hands them out; reads never use it. Keep the device only
+	 * then: an open device keeps the module's timer running. Whatever
+	 * fails here is not an error: the horizon is then an estimate.
+	 */
+	if (clockid < PERFCLOCK_HORIZON_CLOCKIDS &&
+	    attach_device(clk, PERFCLOCK_DEVICE_PATH) == 0 && !clk->hz_exact)
+		detach_device(clk);
 	return clk;
-}
-
-static int get_info(int fd, struct perfclock_info *info)
-{
-	memset(info, 0, sizeof(*info));
-	if (ioctl(fd, PERFCLOCK_IOC_GET_INFO, info))
-		return -errno;
-	return 0;
 }
 
 PERFCLOCK_API struct perfclock *perfclock_open(const char *path)
 {
 	struct perfclock *clk;
-	struct stat st;
-	long pagesz;
-	void *page;
-	int fd, err;
+	int err;
 
 	if (!path)
 		path = PERFCLOCK_DEVICE_PATH;
-	/* O_NONBLOCK: a FIFO given by mistake must not block the open. */
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	if (fd < 0)
-		return NULL;
-
 	clk = calloc(1, sizeof(*clk));
-	if (!clk) {
-		err = -ENOMEM;
-		goto err_close;
-	}
+	if (!clk)
+		return NULL;
 	clk->backend = PERFCLOCK_BACKEND_DEVICE;
-	clk->fd = fd;
+	clk->fd = -1;
 	clk->clockid = -1;
 	clk->coarse_clockid = -1;
-
-	/* Anything but a character device cannot be ours. */
-	if (fstat(fd, &st) || !S_ISCHR(st.st_mode)) {
-		err = -ENOTTY;
-		goto err_free;
-	}
-	err = get_info(fd, &clk->info);
+	clk->hz_clockid = PERFCLOCK_HORIZON_PERF_CLOCK;
+	err = attach_device(clk, path);
 	if (err) {
-		/* ENOTTY from other drivers; EINVAL from some old ones. */
-		if (err == -EINVAL || err == -ENOTTY || err == -EOPNOTSUPP)
-			err = -ENOTTY;
-		goto err_free;
-	}
-	if (clk->info.abi_version != PERFCLOCK_ABI_VERSION) {
-		err = -EPROTO;
-		goto err_free;
-	}
-
-	/*
-	 * The page is an optimisation: a version we do not know, an odd
-	 * size or a failed mmap leave us on the ioctl, which is exact.
-	 */
-	pagesz = sysconf(_SC_PAGESIZE);
-	if (clk->info.page_version == PERFCLOCK_PAGE_VERSION &&
-	    clk->info.page_size >= sizeof(struct perfclock_page) &&
-	    pagesz > 0 && clk->info.page_size % (unsigned long)pagesz == 0) {
-		page = mmap(NULL, clk->info.page_size, PROT_READ, MAP_SHARED,
-			    fd, 0);
-		if (page != MAP_FAILED) {
-			clk->page = page;
-			clk->page_len = clk->info.page_size;
-		}
+		free(clk);
+		errno = -err;
+		return NULL;
 	}
 	return clk;
-
-err_free:
-	free(clk);
-err_close:
-	close(fd);
-	errno = -err;
-	return NULL;
 }
 
 PERFCLOCK_API void perfclock_close(struct perfclock *clk)
 {
 	if (!clk)
 		return;
-	if (clk->page)
-		munmap((void *)clk->page, clk->page_len);
-	if (clk->fd >= 0)
-		close(clk->fd);
+	detach_device(clk);
 	free(clk);
 }
 
@@ -214,22 +262,43 @@ static uint64_t sub_sat(uint64_t a, uint64_t b)
 }
 
 /*
- * The skew bound can grow after open (sched_clock marked unstable at run
- * time): take the larger of the value read at open and the page's
- * current one. An aligned 64-bit load; no seq loop needed for a value
- * that is only ever compared.
+ * The larger of a value read at open and the page's current one (the
+ * module only lets them grow). An aligned 64-bit load; no seq loop needed
+ * for a value that is only ever compared.
  */
-static uint64_t skew_bound(const struct perfclock *clk)
+static uint64_t page_max(const struct perfclock *clk, uint64_t at_open,
+			 const __u64 *field)
 {
-	uint64_t b = clk->info.skew_bound_ns, p;
+	uint64_t p;
 
 	if (clk->page) {
-		p = __atomic_load_n(&clk->page->skew_bound_ns,
-				    __ATOMIC_RELAXED);
-		if (p > b)
-			b = p;
+		p = __atomic_load_n(field, __ATOMIC_RELAXED);
+		if (p > at_open)
+			return p;
 	}
-	return b;
+	return at_open;
+}
+
+/* The module's skew estimate; 0 for the clockid clocks (one clock). */
+static uint64_t skew_estimate(const struct perfclock *clk)
+{
+	if (clk->backend != PERFCLOCK_BACKEND_DEVICE)
+		return 0;
+	return page_max(clk, clk->info.skew_bound_ns,
+			clk->page ? &clk->page->skew_bound_ns : NULL);
+}
+
+/* The in-flight allowance of an estimated horizon (see the header). */
+static uint64_t inflight_estimate(const struct perfclock *clk)
+{
+	uint64_t stall = 0;
+
+	if (clk->backend == PERFCLOCK_BACKEND_DEVICE)
+		stall = page_max(clk, clk->info.timer_lateness_ns,
+				 clk->page ? &clk->page->timer_lateness_ns :
+				 NULL);
+	return stall > PERFCLOCK_HORIZON_ESTIMATE_INFLIGHT_NS ? stall :
+		PERFCLOCK_HORIZON_ESTIMATE_INFLIGHT_NS;
 }
 
 PERFCLOCK_API int perfclock_read_lower_bound(struct perfclock *clk,
@@ -250,13 +319,110 @@ PERFCLOCK_API int perfclock_read_lower_bound(struct perfclock *clk,
 		if ((s.flags & PERFCLOCK_PAGE_TSC_VALID) && s.now_ns > v)
 			v = s.now_ns;
 #endif
-		*ns = sub_sat(v, skew_bound(clk));
+		*ns = sub_sat(v, skew_estimate(clk));
 		return 0;
 	}
 	err = perfclock_read_ioctl(clk, &v);
 	if (err)
 		return err;
-	*ns = sub_sat(v, skew_bound(clk));
+	*ns = sub_sat(v, skew_estimate(clk));
+	return 0;
+}
+
+/* ---- the flush horizon ---- */
+
+static int horizon_is_exact(const struct perfclock *clk)
+{
+	return clk->hz_exact &&
+	       !__atomic_load_n(&clk->hz_broken, __ATOMIC_RELAXED);
+}
+
+/* Never hand out less than before: each value was exact when returned. */
+static uint64_t horizon_publish(struct perfclock *clk, uint64_t h)
+{
+	uint64_t last = __atomic_load_n(&clk->hz_last, __ATOMIC_RELAXED);
+
+	while (h > last &&
+	       !__atomic_compare_exchange_n(&clk->hz_last, &last, h, 1,
+					    __ATOMIC_RELAXED,
+					    __ATOMIC_RELAXED))
+		;
+	return h > last ? h : last;
+}
+
+/* PERFCLOCK_IOC_GET_HORIZON; -ENOTTY/-EINVAL mean an older module. */
+static int horizon_ioctl(struct perfclock *clk, uint32_t flags, uint64_t *ns)
+{
+	struct perfclock_horizon hz;
+
+	memset(&hz, 0, sizeof(hz));
+	hz.clockid = clk->hz_clockid;
+	hz.flags = flags;
+	if (ioctl(clk->fd, PERFCLOCK_IOC_GET_HORIZON, &hz))
+		return -errno;
+	*ns = hz.ns;
+	return 0;
+}
+
+static int horizon_estimate(struct perfclock *clk, uint64_t *ns)
+{
+	uint64_t now;
+	int err = perfclock_read(clk, &now);
+
+	if (err)
+		return err;
+	*ns = sub_sat(now, skew_estimate(clk) + inflight_estimate(clk));
+	return 0;
+}
+
+PERFCLOCK_API int perfclock_horizon(struct perfclock *clk, uint64_t *ns)
+{
+	uint64_t h;
+	int err;
+
+	if (!clk || !ns)
+		return -EINVAL;
+	if (horizon_is_exact(clk)) {
+		/* The page's proven horizon: no system call. */
+		if (clk->page &&
+		    perfclock_page_horizon(clk->page, clk->hz_clockid, &h) == 0)
+			goto out;
+		/* None on the page (yet): a fresh one, after a grace period. */
+		err = horizon_ioctl(clk, 0, &h);
+		if (!err)
+			goto out;
+		if (err != -ENOTTY && err != -EINVAL)
+			return err;
+		/* The module said it had horizons, then refused them. */
+		__atomic_store_n(&clk->hz_broken, 1, __ATOMIC_RELAXED);
+	}
+	err = horizon_estimate(clk, &h);
+	if (err)
+		return err;
+out:
+	*ns = horizon_publish(clk, h);
+	return 0;
+}
+
+PERFCLOCK_API int perfclock_horizon_sync(struct perfclock *clk,
+					 uint32_t flags, uint64_t *ns)
+{
+	uint64_t h;
+	int err;
+
+	if (!clk || !ns || (flags & ~PERFCLOCK_HORIZON_SYNC_EXPEDITED))
+		return -EINVAL;
+	if (!horizon_is_exact(clk))
+		return -EOPNOTSUPP;
+	err = horizon_ioctl(clk, (flags & PERFCLOCK_HORIZON_SYNC_EXPEDITED) ?
+			    PERFCLOCK_HORIZON_EXPEDITED : 0, &h);
+	if (err == -ENOTTY) {
+		__atomic_store_n(&clk->hz_broken, 1, __ATOMIC_RELAXED);
+		return -EOPNOTSUPP;
+	}
+	if (err)
+		return err;
+	*ns = horizon_publish(clk, h);
 	return 0;
 }
 
@@ -265,6 +431,7 @@ PERFCLOCK_API int perfclock_get_info(struct perfclock *clk,
 {
 	struct perfclock_page_sample s;
 	struct perfclock_info ki;
+	uint64_t h, now;
 	int err;
 
 	if (!clk || !info)
@@ -279,50 +446,43 @@ PERFCLOCK_API int perfclock_get_info(struct perfclock *clk,
 		/* Timekeeping clocks are one clock for all CPUs. */
 		info->flags = flags | PERFCLOCK_CLOCK_GLOBAL;
 		info->clockid = clk->clockid;
-		return 0;
+	} else {
+		err = get_info(clk->fd, &ki);
+		if (err)
+			return err;
+		info->clockid = -1;
+		info->abi_version = ki.abi_version;
+		info->skew_estimate_ns = ki.skew_bound_ns;
+		info->update_period_ns = ki.update_period_ns;
+		info->measured_skew_ns = ki.measured_skew_ns;
+		info->timer_lateness_ns = ki.timer_lateness_ns;
+		if (ki.flags & PERFCLOCK_INFO_SCHED_CLOCK_STABLE)
+			info->flags |= PERFCLOCK_CLOCK_GLOBAL;
+		if (clk->page) {
+			info->flags |= PERFCLOCK_CLOCK_PAGE_MAPPED;
+			if (perfclock_page_sample(clk->page, &s) == 0 &&
+			    (s.flags & PERFCLOCK_PAGE_TSC_VALID))
+				info->flags |= PERFCLOCK_CLOCK_PAGE_TSC_VALID;
+		}
 	}
 
-	err = get_info(clk->fd, &ki);
+	/* The horizon's kind, and its age now. */
+	err = perfclock_horizon(clk, &h);
 	if (err)
 		return err;
-	info->clockid = -1;
-	info->abi_version = ki.abi_version;
-	info->skew_bound_ns = ki.skew_bound_ns;
-	info->update_period_ns = ki.update_period_ns;
-	info->measured_skew_ns = ki.measured_skew_ns;
-	info->timer_lateness_ns = ki.timer_lateness_ns;
-	if (ki.flags & PERFCLOCK_INFO_SCHED_CLOCK_STABLE)
-		info->flags |= PERFCLOCK_CLOCK_GLOBAL;
-	if (clk->page) {
-		info->flags |= PERFCLOCK_CLOCK_PAGE_MAPPED;
-		if (perfclock_page_sample(clk->page, &s) == 0 &&
-		    (s.flags & PERFCLOCK_PAGE_TSC_VALID))
-			info->flags |= PERFCLOCK_CLOCK_PAGE_TSC_VALID;
+	if (horizon_is_exact(clk)) {
+		info->flags |= PERFCLOCK_CLOCK_HORIZON_EXACT;
+		if (clk->page &&
+		    perfclock_page_horizon(clk->page, clk->hz_clockid, &now) == 0)
+			info->flags |= PERFCLOCK_CLOCK_HORIZON_PAGE;
+	} else {
+		info->inflight_estimate_ns = inflight_estimate(clk);
 	}
+	err = perfclock_read(clk, &now);
+	if (err)
+		return err;
+	info->horizon_age_ns = sub_sat(now, h);
 	return 0;
-}
-
-/* Used by the queue at each round start (no syscall). */
-uint64_t perfclock__skew_bound(const struct perfclock *clk)
-{
-	return clk->backend == PERFCLOCK_BACKEND_DEVICE ? skew_bound(clk) : 0;
-}
-
-/* Like skew_bound(): the larger of the value at open and the page's. */
-uint64_t perfclock__stall_bound(const struct perfclock *clk)
-{
-	uint64_t b, p;
-
-	if (clk->backend != PERFCLOCK_BACKEND_DEVICE)
-		return 0;
-	b = clk->info.timer_lateness_ns;
-	if (clk->page) {
-		p = __atomic_load_n(&clk->page->timer_lateness_ns,
-				    __ATOMIC_RELAXED);
-		if (p > b)
-			b = p;
-	}
-	return b;
 }
 
 PERFCLOCK_API int perfclock_check_attr(const struct perfclock *clk,

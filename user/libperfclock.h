@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * libperfclock: read the clock perf stamps its records with, read per-CPU
- * perf mmap rings, and merge them into one time-ordered stream using the
- * round-start time as the flush horizon.
+ * libperfclock: the flush horizon of the clock perf stamps its records
+ * with, a reader of per-CPU perf mmap rings, and an ordered queue to merge
+ * them into one time-ordered stream.
  *
  * Conventions (as libperf): objects are opaque; constructors return NULL
  * with errno set; every other function returns 0 (or a count) on success
@@ -10,21 +10,40 @@
  * thread-safe, everything else (rings, queues) belongs to one thread at a
  * time.
  *
+ * THE ROUND PATTERN. A tool that reads per-CPU rings in rounds:
+ *
+ *	perfclock_horizon(clk, &h);		   1. the horizon H, first
+ *	for each ring:				   2. then drain every ring:
+ *		perfclock_ring_read_begin(ring);	 loads data_head (acquire)
+ *		while (perfclock_ring_read_event(ring, &rec) == 1)	 AFTER H
+ *			perfclock_queue_push(q, cpu, rec.time, ...);
+ *		perfclock_ring_read_end(ring);
+ *	perfclock_queue_flush_until(q, h);	   3. emit everything below H
+ *
+ * Every record stamped below H was visible in its ring when
+ * perfclock_horizon() returned, so step 2 has drained it: no record below
+ * H turns up in a later round, and the queue's output is in time order.
+ * With the module that is exact (a grace period, no margin: see THE FLUSH
+ * HORIZON in perfclock_ioctl.h); without it H is an estimate and
+ * perfclock_get_info() says so.
+ *
  * The three parts:
  *
- *  1. struct perfclock: a clock. Two backends:
- *     - the module: perfclock_open("/dev/perfclock") reads local_clock(),
- *       the clock of events opened WITHOUT attr.use_clockid;
- *     - clock_gettime: perfclock_open_clockid(CLOCK_MONOTONIC) reads the
- *       clock of events opened WITH attr.use_clockid = 1 and that clockid.
- *       It needs no module (Linux >= 4.1 for use_clockid).
+ *  1. struct perfclock: a clock and its flush horizon. Two backends:
+ *     - the module: perfclock_open("/dev/perfclock"), the clock of events
+ *       opened WITHOUT attr.use_clockid (local_clock());
+ *     - clock_gettime: perfclock_open_clockid(CLOCK_MONOTONIC), the clock
+ *       of events opened WITH attr.use_clockid = 1 and that clockid. It
+ *       needs no module for reading; it takes its exact horizons from
+ *       /dev/perfclock when there is one (Linux >= 4.1 for use_clockid).
  *     perfclock_check_attr() says whether a clock is the one that stamps a
  *     given event, so a mismatch is an error instead of silent garbage.
  *
  *  2. struct perfclock_ring: a reader for one perf mmap ring buffer.
  *
- *  3. struct perfclock_queue: an ordered-event queue over many sources
- *     (one per ring) with a round API and a choice of flush rule.
+ *  3. struct perfclock_queue: mechanism only. Push events from many
+ *     sources (one per ring); emit in time order everything below a time
+ *     the caller gives (perfclock_queue_flush_until()).
  */
 #ifndef LIBPERFCLOCK_H
 #define LIBPERFCLOCK_H
@@ -61,16 +80,73 @@ struct perfclock *perfclock_open(const char *path);
  * Open the clock_gettime backend for events opened with use_clockid = 1
  * and attr.clockid = clockid. Accepted: CLOCK_MONOTONIC,
  * CLOCK_MONOTONIC_RAW, CLOCK_BOOTTIME, CLOCK_REALTIME, CLOCK_TAI (the ones
- * perf accepts). Errors: EINVAL for any other clock, ENOMEM.
+ * perf accepts). It also opens /dev/perfclock, silently, and keeps it if
+ * the module hands out horizons: perfclock_horizon() is then exact for
+ * this clockid too. No module, or one without horizons, is not an error.
+ * Errors: EINVAL for any other clock, ENOMEM.
  */
 struct perfclock *perfclock_open_clockid(int clockid);
 
 void perfclock_close(struct perfclock *clk);
 
 /*
+ * THE FLUSH HORIZON: 0 and *ns = H such that every perf record stamped (in
+ * this clock) below H is already visible in its ring (its data_head
+ * published) when the call returns. Load data_head after this returns
+ * (perfclock_ring_read_begin() does) and drain every ring, and no record
+ * below H is left behind. Thread-safe; the values it returns never go
+ * down.
+ *
+ * Exact (PERFCLOCK_CLOCK_HORIZON_EXACT in perfclock_get_info()) when the
+ * module hands out horizons:
+ *  - from the page, no system call: the newest horizon the module has
+ *    proven, about one RCU grace period old (perfclock_page_horizon());
+ *  - else PERFCLOCK_IOC_GET_HORIZON, which BLOCKS for a normal grace
+ *    period (microseconds to a few milliseconds on an idle machine, tens
+ *    of ms or more in an overcommitted VM).
+ * Otherwise (no module for a clockid clock; a module without horizons) an
+ * ESTIMATE, never exact: an exact read of the clock minus the module's
+ * skew estimate minus an in-flight allowance, the larger of
+ * PERFCLOCK_HORIZON_ESTIMATE_INFLIGHT_NS and the CPU stall the module has
+ * measured (perfclock_clock_info::inflight_estimate_ns). A record whose
+ * writer stalls longer between stamping and committing it (a vCPU
+ * descheduled by its host) can then still turn up below H: the queue
+ * delivers it flagged PERFCLOCK_EVENT_LATE.
+ */
+int perfclock_horizon(struct perfclock *clk, uint64_t *ns);
+
+/*
+ * The in-flight allowance of an estimated horizon: how long a record may
+ * take from its timestamp to its commit. A guess, not a bound: stalls of
+ * a descheduled vCPU of 12.7 ms were measured in this project's guests.
+ */
+#define PERFCLOCK_HORIZON_ESTIMATE_INFLIGHT_NS	(20000000ULL)	/* 20 ms */
+
+/* perfclock_horizon_sync() flags */
+/*
+ * Wait for an expedited grace period (PERFCLOCK_HORIZON_EXPEDITED): fast,
+ * but an IPI to every busy CPU; needs CAP_PERFMON or CAP_SYS_ADMIN
+ * (-EPERM otherwise).
+ */
+#define PERFCLOCK_HORIZON_SYNC_EXPEDITED	(1U << 0)
+
+/*
+ * A fresh exact horizon now: the module reads the clock, waits for a grace
+ * period and returns it (PERFCLOCK_IOC_GET_HORIZON); BLOCKS for that grace
+ * period. For a tool that wants the newest horizon at once (the end of a
+ * stream, say) rather than the page's, about a grace period old.
+ * Errors: -EOPNOTSUPP without a module that hands out horizons (a clockid
+ * clock without /dev/perfclock, an older module), -EPERM (expedited,
+ * unprivileged), -EINVAL (unknown flags), -EINTR.
+ */
+int perfclock_horizon_sync(struct perfclock *clk, uint32_t flags,
+			   uint64_t *ns);
+
+/*
  * The best EXACT read: a value the clock had during the call, on the
  * calling CPU. A perf record produced on this CPU between two reads has a
- * timestamp between the two values.
+ * timestamp between the two values. NOT a flush horizon: a record
+ * stamped just before it can still be in flight (perfclock_horizon()).
  *  - module: the page's TSC conversion when the page says it is valid (no
  *    system call, no allocation, at most PERFCLOCK_PAGE_MAX_RETRIES tries
  *    of the seq loop), otherwise PERFCLOCK_IOC_GET_TIME;
@@ -82,12 +158,14 @@ int perfclock_read(struct perfclock *clk, uint64_t *ns);
 int perfclock_read_ioctl(struct perfclock *clk, uint64_t *ns);
 
 /*
- * A LOWER BOUND of the clock, without a system call when possible: every
- * record stamped (on any CPU) after this call returns has a timestamp of
- * at least *ns. Good enough for a flush horizon, never "now".
+ * A coarse value of the clock, without a system call when possible: the
+ * reading CPU's clock is at or above it; other CPUs' clocks are at or
+ * above it minus what the module's skew estimate misses (an estimate, see
+ * perfclock_clock_info::skew_estimate_ns). Never "now"; not a flush
+ * horizon (perfclock_horizon()).
  *  - module: the page's value (current TSC conversion if valid, else the
- *    coarse value) minus skew_bound_ns; no syscall. Falls back to the
- *    ioctl minus skew_bound_ns when there is no page or it stays busy.
+ *    coarse value) minus the skew estimate; no syscall. Falls back to the
+ *    ioctl minus the skew estimate when there is no page or it stays busy.
  *  - clockid: CLOCK_MONOTONIC_COARSE / CLOCK_REALTIME_COARSE for
  *    CLOCK_MONOTONIC / CLOCK_REALTIME (vDSO, always at or below the fine
  *    clock); for the clocks without a coarse variant the exact read.
@@ -100,21 +178,33 @@ enum perfclock_backend {
 };
 
 /* struct perfclock_clock_info::flags */
-/* One clock for every CPU: skew_bound_ns is 0. */
+/* One clock for every CPU: skew_estimate_ns is 0. */
 #define PERFCLOCK_CLOCK_GLOBAL		(1U << 0)
 /* perfclock_read() makes no system call right now (page or vDSO). */
 #define PERFCLOCK_CLOCK_PAGE_MAPPED	(1U << 1)
 #define PERFCLOCK_CLOCK_PAGE_TSC_VALID	(1U << 2)
 /* The clock can be set (REALTIME, TAI): it may step backwards. */
 #define PERFCLOCK_CLOCK_SETTABLE	(1U << 3)
+/*
+ * perfclock_horizon() is exact: the module proves it. Without this flag
+ * it returns an estimate (inflight_estimate_ns says with what margin).
+ */
+#define PERFCLOCK_CLOCK_HORIZON_EXACT	(1U << 4)
+/* perfclock_horizon() reads the page right now (no system call). */
+#define PERFCLOCK_CLOCK_HORIZON_PAGE	(1U << 5)
 
 struct perfclock_clock_info {
 	uint32_t backend;		/* enum perfclock_backend */
 	uint32_t flags;			/* PERFCLOCK_CLOCK_* */
 	int32_t clockid;		/* clockid backend; -1 for the device */
 	uint32_t abi_version;		/* device: PERFCLOCK_ABI_VERSION */
-	/* Cross-CPU bound: see perfclock_info::skew_bound_ns. */
-	uint64_t skew_bound_ns;
+	/*
+	 * How far one CPU's clock may read behind another's: the module's
+	 * perfclock_info::skew_bound_ns. An ESTIMATE in the unstable regime
+	 * (a high-water mark of the delays seen, see the UAPI header), 0 when
+	 * the clock is global. Exact horizons do not use it.
+	 */
+	uint64_t skew_estimate_ns;
 	uint64_t update_period_ns;	/* device page refresh period */
 	uint64_t measured_skew_ns;	/* device: observed at load */
 	/*
@@ -123,10 +213,26 @@ struct perfclock_clock_info {
 	 * get stalled, e.g. vCPUs descheduled by an overcommitted host.
 	 */
 	uint64_t timer_lateness_ns;
-	uint64_t reserved[3];
+	/*
+	 * How far behind "now" perfclock_horizon() was during this call: an
+	 * exact read taken after it minus the horizon. For the page, about
+	 * one grace period; for an estimate, the margins below.
+	 */
+	uint64_t horizon_age_ns;
+	/*
+	 * Estimated horizons only (0 when exact): the in-flight allowance
+	 * taken off, max(PERFCLOCK_HORIZON_ESTIMATE_INFLIGHT_NS,
+	 * timer_lateness_ns); the skew estimate comes off too.
+	 */
+	uint64_t inflight_estimate_ns;
+	uint64_t reserved[2];
 };
 
-/* Fill *info (device: refreshed by PERFCLOCK_IOC_GET_INFO). */
+/*
+ * Fill *info (device: refreshed by PERFCLOCK_IOC_GET_INFO). Takes a
+ * horizon for horizon_age_ns: may block for a grace period when the
+ * module's page holds none (see perfclock_horizon()).
+ */
 int perfclock_get_info(struct perfclock *clk,
 		       struct perfclock_clock_info *info);
 
@@ -226,35 +332,12 @@ int perfclock_record_time(const void *data, size_t size,
 /* ------------------------------------------------------------------ */
 
 /*
- * Flush rules. At the end of each round the queue emits, in (timestamp,
- * arrival) order, every queued event at or below the rule's limit:
- *
- * PERFCLOCK_RULE_OURS (default): events with ts < round_start - margin,
- *   margin = skew_bound_ns + inflight_ns (see the config). round_start is
- *   the clock read at perfclock_queue_round_begin(). An event stamped
- *   below round_start was in its ring when the round began (on a clock
- *   that is global), so this round drains it; skew_bound_ns covers CPUs
- *   whose clocks lag the reader's, inflight_ns covers records stamped
- *   before round_start but committed to the ring after the reader passed
- *   it. Stamping and committing a record are a few instructions apart on
- *   one CPU, unless that CPU stalls in between: a VM's vCPU descheduled
- *   by its host can stall for milliseconds. So with the device clock the
- *   in-flight allowance used is at least the stall the module measures
- *   (timer_lateness_ns, re-read each round).
- *   With PERFCLOCK_QUEUE_PREV_ROUND the limit is further capped at
- *   the previous round's start - skew_bound_ns: a record then only has to
- *   be committed within one round period.
- * PERFCLOCK_RULE_AHERN: ts < round_start (no margin).
- * PERFCLOCK_RULE_PERF_OLD: ts <= max timestamp queued before the previous
- *   round ended (perf's ordered_events OE_FLUSH__ROUND).
- * PERFCLOCK_RULE_SCHUCHART: ts <= min over all sources of each source's
- *   largest timestamp (a source that never produced stalls it).
- * PERFCLOCK_RULE_KVM_LIVE: ts <= min over sources of the first timestamp
- *   pushed this round (perf kvm stat live); no flush if nothing came.
- *
- * The clock rules never wait for idle sources. Schuchart's stalls as long
- * as one source has never produced; perf-old and kvm-live ignore idle
- * sources but advance only as fast as the events do.
+ * The queue is mechanism: push events from many sources, and emit, in
+ * (timestamp, push order) order, everything below a time the caller
+ * gives. What time is safe is the caller's policy; the round pattern at
+ * the top of this file, with perfclock_horizon(), is the one the library
+ * is built for. (demo_flush's user/demo/rules.c computes the older rules
+ * from the 2013 thread on top of the same two calls, for comparison.)
  *
  * An event is LATE when it is pushed with a timestamp below the last one
  * already emitted: it can no longer be delivered in order. Late events are
@@ -263,17 +346,6 @@ int perfclock_record_time(const void *data, size_t size,
  * counts pushes below the last flush limit (perf's "Timestamp below last
  * timeslice flush" condition) even when order could still be kept.
  */
-enum perfclock_rule {
-	PERFCLOCK_RULE_OURS = 0,
-	PERFCLOCK_RULE_AHERN = 1,
-	PERFCLOCK_RULE_PERF_OLD = 2,
-	PERFCLOCK_RULE_SCHUCHART = 3,
-	PERFCLOCK_RULE_KVM_LIVE = 4,
-	PERFCLOCK_RULE__MAX
-};
-
-/* Short stable name ("ours", "ahern", "perf-old", "schuchart", "kvm-live"). */
-const char *perfclock_rule_name(int rule);
 
 /* struct perfclock_event::flags */
 #define PERFCLOCK_EVENT_LATE	(1U << 0)	/* below what was emitted */
@@ -302,34 +374,14 @@ typedef int (*perfclock_deliver_fn)(void *arg,
 /* struct perfclock_queue_config::flags */
 /* Do not copy pushed data; the caller keeps it alive until delivered. */
 #define PERFCLOCK_QUEUE_NOCOPY		(1U << 0)
-/* OURS: also cap the limit at the previous round's start (see above). */
-#define PERFCLOCK_QUEUE_PREV_ROUND	(1U << 1)
-/*
- * round_begin reads perfclock_read_lower_bound() (no syscall with the
- * device page) instead of the exact read. That value already has the skew
- * bound taken off, so OURS then uses a margin of inflight_ns only; the
- * horizon lags "now" by up to the page's update period more.
- */
-#define PERFCLOCK_QUEUE_LOWER_BOUND	(1U << 2)
 
-#define PERFCLOCK_QUEUE_DEFAULT_INFLIGHT_NS	(1000000ULL)	/* 1 ms */
 #define PERFCLOCK_QUEUE_DEFAULT_MEM_CAP		(64ULL << 20)	/* 64 MiB */
-/* skew_bound_ns: take the clock's advertised bound. */
-#define PERFCLOCK_QUEUE_SKEW_FROM_CLOCK		UINT64_MAX
 
 struct perfclock_queue_config {
 	uint32_t size;			/* sizeof(struct perfclock_queue_config) */
-	uint32_t rule;			/* enum perfclock_rule */
 	uint32_t nr_sources;		/* sources are 0 .. nr_sources - 1 */
 	uint32_t flags;			/* PERFCLOCK_QUEUE_* */
-	struct perfclock *clock;	/* may be NULL: use round_begin_at() */
-	/*
-	 * default SKEW_FROM_CLOCK: the clock's advertised bound, re-read at
-	 * every round_begin (it can grow when sched_clock turns unstable);
-	 * 0 if there is no clock.
-	 */
-	uint64_t skew_bound_ns;
-	uint64_t inflight_ns;		/* default: DEFAULT_INFLIGHT_NS */
+	uint32_t reserved0;
 	/*
 	 * Bytes of queued events (entries plus copies) allowed. When a push
 	 * would exceed it, the oldest events are emitted at once with
@@ -343,22 +395,13 @@ struct perfclock_queue_config {
 	uint64_t reserved[4];
 };
 
-/* Set the defaults (OURS, copy, 1 ms in-flight, 64 MiB cap). */
+/* Set the defaults (copy, 64 MiB cap). */
 void perfclock_queue_config_init(struct perfclock_queue_config *cfg);
 
-/* Errors: EINVAL (bad rule, no deliver, zero sources), ENOMEM. */
+/* Errors: EINVAL (no deliver, zero sources, bad size), ENOMEM. */
 struct perfclock_queue *
 perfclock_queue_new(const struct perfclock_queue_config *cfg);
 void perfclock_queue_free(struct perfclock_queue *q);
-
-/* Begin a round: read the clock (round start). -EINVAL if no clock. */
-int perfclock_queue_round_begin(struct perfclock_queue *q);
-/*
- * Begin a round with an explicit start time: synthetic streams, tests, or
- * one clock read shared by several queues. With a clock configured, the
- * bounds are refreshed from it as by perfclock_queue_round_begin().
- */
-int perfclock_queue_round_begin_at(struct perfclock_queue *q, uint64_t start);
 
 /*
  * Queue one event of a source. Copies size bytes of data (unless
@@ -369,10 +412,15 @@ int perfclock_queue_push(struct perfclock_queue *q, uint32_t source,
 			 uint64_t time, const void *data, uint32_t size);
 
 /*
- * End the round: compute the rule's limit and emit everything at or
- * below it. Returns the number of events emitted, or a callback's value.
+ * Emit, in (time, push order) order, every queued event with
+ * time < limit: STRICTLY below, because a record stamped exactly at the
+ * horizon may still be in flight. Pass perfclock_horizon()'s value taken
+ * before the rings were drained. A limit below an earlier one is not an
+ * error (it emits what is queued below it). Returns the number of events emitted, or a
+ * callback's value (the events not delivered stay queued).
  */
-int64_t perfclock_queue_round_end(struct perfclock_queue *q);
+int64_t perfclock_queue_flush_until(struct perfclock_queue *q,
+				    uint64_t limit);
 
 /* Emit everything that is queued (end of stream). */
 int64_t perfclock_queue_flush_all(struct perfclock_queue *q);
@@ -382,17 +430,16 @@ struct perfclock_queue_stats {
 	uint64_t emitted;		/* in order, including forced */
 	uint64_t late;			/* delivered with PERFCLOCK_EVENT_LATE */
 	uint64_t worst_lateness_ns;
-	uint64_t below_horizon;		/* perf's warning condition */
+	uint64_t below_horizon;		/* pushed below the last flush limit */
 	uint64_t forced;		/* emitted early by the memory cap */
 	uint64_t out_of_order_in_source;/* pushed below the source's last */
 	uint64_t queued;		/* currently queued */
 	uint64_t mem_bytes;		/* currently accounted */
 	uint64_t mem_peak_bytes;
-	uint64_t rounds;
-	uint64_t last_limit;		/* last flush limit (inclusive) */
+	uint64_t flushes;		/* flush_until calls */
+	uint64_t last_limit;		/* highest flush limit (exclusive) */
 	uint64_t last_emitted;		/* time of the last in-order event */
-	uint64_t round_start;		/* start of the current/last round */
-	uint64_t reserved[2];
+	uint64_t reserved[3];
 };
 
 void perfclock_queue_get_stats(const struct perfclock_queue *q,

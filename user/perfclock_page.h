@@ -39,11 +39,6 @@ static inline void perfclock_cpu_relax(void)
 #endif
 }
 
-static inline uint32_t perfclock_load_u32(const volatile uint32_t *p)
-{
-	return *p;
-}
-
 /*
  * lfence orders the TSC read after every earlier load, as the kernel's
  * rdtsc_ordered() does, so the counter is read inside the seq window and
@@ -72,55 +67,107 @@ static inline uint64_t perfclock_tsc_to_ns(uint64_t tsc, uint64_t mult,
 	return offset + quot * mult + ((rem * mult) >> shift);
 }
 
+/*
+ * The seq protocol, as the kernel's read_seqcount_begin()/_retry(): every
+ * field of the page is read between perfclock_page_seq_begin() and
+ * perfclock_page_seq_retry() with relaxed atomic loads; the reader retries
+ * while seq was odd (an update under way) or has changed.
+ */
+static inline uint32_t perfclock_page_seq_begin(const struct perfclock_page *pg)
+{
+	/* Pairs with the writer's smp_wmb() after it makes seq even. */
+	return __atomic_load_n(&pg->seq, __ATOMIC_ACQUIRE);
+}
+
+static inline int perfclock_page_seq_retry(const struct perfclock_page *pg,
+					   uint32_t seq)
+{
+	/*
+	 * Orders the field loads before the seq re-check; pairs with the
+	 * writer's smp_wmb() after it makes seq odd.
+	 */
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	return (seq & 1) || __atomic_load_n(&pg->seq, __ATOMIC_RELAXED) != seq;
+}
+
+#define perfclock_page_load(field)	__atomic_load_n(&(field), __ATOMIC_RELAXED)
+
 struct perfclock_page_sample {
 	uint64_t coarse_ns;	/* lower bound, always valid */
 	uint64_t now_ns;	/* current local_clock(), if tsc_valid */
-	uint64_t skew_bound_ns;	/* the bound when the page was read */
+	uint64_t skew_bound_ns;	/* the module's skew estimate, see the UAPI */
 	uint64_t timer_lateness_ns;
 	uint32_t flags;		/* PERFCLOCK_PAGE_* */
 	uint32_t coarse_cpu;
+	/*
+	 * The flush horizon of the clock asked for (perfclock_page_read()'s
+	 * clockid), if horizon_valid: every perf record stamped below it is
+	 * in its ring (THE FLUSH HORIZON in perfclock_ioctl.h).
+	 */
+	uint64_t horizon_ns;
+	uint64_t horizon_count;
+	uint64_t horizon_proven_ns;
+	uint32_t horizon_valid;
+	uint32_t reserved;
 };
 
+/* perfclock_page_read() what: also compute now_ns from the TSC. */
+#define PERFCLOCK_PAGE_READ_NOW		(1U << 0)
+
 /*
- * One consistent snapshot of the page. Returns 0, or -EAGAIN when the
+ * The one seq loop: a consistent snapshot of the page. clockid selects
+ * which horizon goes to s->horizon_ns: PERFCLOCK_HORIZON_PERF_CLOCK (the
+ * page's horizon_ns) or a CLOCK_* id (horizon_clockid_ns[clockid], valid
+ * when its bit of horizon_clockids is set). Returns 0, or -EAGAIN when the
  * writer kept the page busy for PERFCLOCK_PAGE_MAX_RETRIES tries (the
- * caller falls back to the ioctl). now_ns is meaningful only when
- * flags has PERFCLOCK_PAGE_TSC_VALID.
+ * caller falls back to the ioctl). now_ns is meaningful only when asked
+ * for and flags has PERFCLOCK_PAGE_TSC_VALID.
  */
-static inline int perfclock_page_sample(const struct perfclock_page *pg,
-					struct perfclock_page_sample *s)
+static inline int perfclock_page_read(const struct perfclock_page *pg,
+				      int clockid, uint32_t what,
+				      struct perfclock_page_sample *s)
 {
-	const volatile struct perfclock_page *vp = pg;
-	uint64_t mult, offset, tsc;
-	uint32_t seq, shift;
+	uint64_t mult = 0, offset = 0, tsc = 0, hz;
+	uint32_t seq, shift = 0, ids;
 	int tries;
 
 	for (tries = 0; tries < PERFCLOCK_PAGE_MAX_RETRIES; tries++) {
-		seq = perfclock_load_u32(&vp->seq);
-		if (seq & 1) {
+		if (tries)
 			perfclock_cpu_relax();
-			continue;
+		seq = perfclock_page_seq_begin(pg);
+		s->flags = perfclock_page_load(pg->flags);
+		s->coarse_ns = perfclock_page_load(pg->coarse_ns);
+		s->coarse_cpu = perfclock_page_load(pg->coarse_cpu);
+		s->skew_bound_ns = perfclock_page_load(pg->skew_bound_ns);
+		s->timer_lateness_ns = perfclock_page_load(pg->timer_lateness_ns);
+		s->horizon_count = perfclock_page_load(pg->horizon_count);
+		s->horizon_proven_ns = perfclock_page_load(pg->horizon_proven_ns);
+		ids = perfclock_page_load(pg->horizon_clockids);
+		if (clockid < 0) {
+			hz = perfclock_page_load(pg->horizon_ns);
+		} else if (clockid < PERFCLOCK_HORIZON_CLOCKIDS &&
+			   (ids & (1U << clockid))) {
+			hz = perfclock_page_load(pg->horizon_clockid_ns[clockid]);
+		} else {
+			hz = 0;
+			ids = 0;
 		}
-		/* Pairs with the writer's smp_wmb() after it makes seq even. */
-		perfclock_barrier();
-
-		s->flags = vp->flags;
-		s->coarse_ns = vp->coarse_ns;
-		s->coarse_cpu = vp->coarse_cpu;
-		s->skew_bound_ns = vp->skew_bound_ns;
-		s->timer_lateness_ns = vp->timer_lateness_ns;
-		mult = vp->tsc_mult;
-		shift = vp->tsc_shift;
-		offset = vp->tsc_offset;
-		tsc = perfclock_rdtsc_ordered();
-
-		/* Pairs with the writer's smp_wmb() after it makes seq odd. */
-		perfclock_barrier();
-		if (perfclock_load_u32(&vp->seq) != seq)
+		if (what & PERFCLOCK_PAGE_READ_NOW) {
+			mult = perfclock_page_load(pg->tsc_mult);
+			shift = perfclock_page_load(pg->tsc_shift);
+			offset = perfclock_page_load(pg->tsc_offset);
+			tsc = perfclock_rdtsc_ordered();
+		}
+		if (perfclock_page_seq_retry(pg, seq))
 			continue;
 
+		s->horizon_ns = hz;
+		s->horizon_valid = (s->flags & PERFCLOCK_PAGE_HORIZON_VALID) &&
+				   (clockid < 0 || ids);
+		s->reserved = 0;
 		s->now_ns = 0;
-		if ((s->flags & PERFCLOCK_PAGE_TSC_VALID) && shift < 64)
+		if ((what & PERFCLOCK_PAGE_READ_NOW) &&
+		    (s->flags & PERFCLOCK_PAGE_TSC_VALID) && shift < 64)
 			s->now_ns = perfclock_tsc_to_ns(tsc, mult, shift,
 							offset);
 		else
@@ -130,10 +177,40 @@ static inline int perfclock_page_sample(const struct perfclock_page *pg,
 	return -EAGAIN;
 }
 
+/* A snapshot with the current time (perf_clock()'s horizon). */
+static inline int perfclock_page_sample(const struct perfclock_page *pg,
+					struct perfclock_page_sample *s)
+{
+	return perfclock_page_read(pg, PERFCLOCK_HORIZON_PERF_CLOCK,
+				   PERFCLOCK_PAGE_READ_NOW, s);
+}
+
+/*
+ * The newest horizon the module has proven for clockid
+ * (PERFCLOCK_HORIZON_PERF_CLOCK or CLOCK_*), no system call: 0 and *ns;
+ * -EOPNOTSUPP when the page holds none for that clock (an older module,
+ * none proven yet, a clock it does not serve: use the ioctl); -EAGAIN as
+ * perfclock_page_read().
+ */
+static inline int perfclock_page_horizon(const struct perfclock_page *pg,
+					 int clockid, uint64_t *ns)
+{
+	struct perfclock_page_sample s;
+	int err = perfclock_page_read(pg, clockid, 0, &s);
+
+	if (err)
+		return err;
+	if (!s.horizon_valid)
+		return -EOPNOTSUPP;
+	*ns = s.horizon_ns;
+	return 0;
+}
+
 /*
  * One try at the current time from the page: 1 if it gave one, 0 if the
  * page was being updated (retry), -EOPNOTSUPP if it offers no current
- * time (use the ioctl).
+ * time (use the ioctl). The first try of perfclock_page_read_now(), kept
+ * small because it is inlined into every caller.
  */
 static inline int perfclock_page_try_now(const struct perfclock_page *pg,
 					 uint64_t *ns)
@@ -141,16 +218,13 @@ static inline int perfclock_page_try_now(const struct perfclock_page *pg,
 	uint64_t mult, offset, tsc;
 	uint32_t seq, shift, flags;
 
-	seq = __atomic_load_n(&pg->seq, __ATOMIC_ACQUIRE);
-	flags = __atomic_load_n(&pg->flags, __ATOMIC_RELAXED);
-	mult = __atomic_load_n(&pg->tsc_mult, __ATOMIC_RELAXED);
-	shift = __atomic_load_n(&pg->tsc_shift, __ATOMIC_RELAXED);
-	offset = __atomic_load_n(&pg->tsc_offset, __ATOMIC_RELAXED);
+	seq = perfclock_page_seq_begin(pg);
+	flags = perfclock_page_load(pg->flags);
+	mult = perfclock_page_load(pg->tsc_mult);
+	shift = perfclock_page_load(pg->tsc_shift);
+	offset = perfclock_page_load(pg->tsc_offset);
 	tsc = perfclock_rdtsc_ordered();
-	/* Orders the loads above before the seq re-check. */
-	__atomic_thread_fence(__ATOMIC_ACQUIRE);
-	/* An odd seq means an update was under way when we started. */
-	if (__atomic_load_n(&pg->seq, __ATOMIC_RELAXED) != seq || (seq & 1))
+	if (perfclock_page_seq_retry(pg, seq))
 		return 0;
 	/* The module keeps shift below 32: a larger one is not a conversion. */
 	if (!(flags & PERFCLOCK_PAGE_TSC_VALID) || shift >= 64)

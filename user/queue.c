@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * libperfclock: ordered-event queue over k sources with a round API.
+ * libperfclock: ordered-event queue over k sources: push, and flush up to
+ * a time.
  *
  * Structure (O(log k) per event, no allocation in steady state):
  *
@@ -56,9 +57,6 @@ struct qsrc {
 	struct qent *fifo;	/* circular, cap a power of two */
 	uint32_t cap, head, count;
 	uint64_t last_pushed;	/* time of the last push */
-	uint64_t max_time;	/* largest time ever pushed (Schuchart) */
-	uint64_t first_round_time;	/* first push this round (kvm) */
-	uint64_t first_round;	/* round number of first_round_time */
 	int pushed_any;
 };
 
@@ -84,8 +82,6 @@ struct slab {
 
 struct perfclock_queue {
 	struct perfclock_queue_config cfg;
-	uint64_t skew;
-	uint64_t stall;		/* the clock's measured CPU stall, see OURS */
 	struct qsrc *src;
 	struct hent *src_heap;	/* min-heap over non-empty sources */
 	uint32_t src_heap_len;
@@ -93,36 +89,11 @@ struct perfclock_queue {
 	uint32_t strag_len, strag_cap;
 	struct slab slab;
 	uint64_t seq;
-
-	/* rounds */
-	int in_round;
-	int have_prev_start;
-	uint64_t start, prev_start;
-	uint64_t round;			/* current round number, from 1 */
-	uint64_t max_pushed;		/* PERF_OLD: largest time so far */
-	int any_pushed;
-	uint64_t next_flush;		/* PERF_OLD: limit for this round end */
-	int next_flush_valid;
 	int emitted_any;
 	int limit_valid;
 
 	struct perfclock_queue_stats st;
 };
-
-static const char *const rule_names[PERFCLOCK_RULE__MAX] = {
-	[PERFCLOCK_RULE_OURS] = "ours",
-	[PERFCLOCK_RULE_AHERN] = "ahern",
-	[PERFCLOCK_RULE_PERF_OLD] = "perf-old",
-	[PERFCLOCK_RULE_SCHUCHART] = "schuchart",
-	[PERFCLOCK_RULE_KVM_LIVE] = "kvm-live",
-};
-
-PERFCLOCK_API const char *perfclock_rule_name(int rule)
-{
-	if (rule < 0 || rule >= PERFCLOCK_RULE__MAX)
-		return "unknown";
-	return rule_names[rule];
-}
 
 PERFCLOCK_API void
 perfclock_queue_config_init(struct perfclock_queue_config *cfg)
@@ -131,9 +102,6 @@ perfclock_queue_config_init(struct perfclock_queue_config *cfg)
 		return;
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->size = sizeof(*cfg);
-	cfg->rule = PERFCLOCK_RULE_OURS;
-	cfg->skew_bound_ns = PERFCLOCK_QUEUE_SKEW_FROM_CLOCK;
-	cfg->inflight_ns = PERFCLOCK_QUEUE_DEFAULT_INFLIGHT_NS;
 	cfg->mem_cap_bytes = PERFCLOCK_QUEUE_DEFAULT_MEM_CAP;
 }
 
@@ -446,8 +414,8 @@ perfclock_queue_new(const struct perfclock_queue_config *cfg)
 	struct perfclock_queue *q;
 
 	if (!cfg || cfg->size < sizeof(*cfg) || !cfg->deliver ||
-	    !cfg->nr_sources || cfg->rule >= PERFCLOCK_RULE__MAX ||
-	    cfg->nr_sources > (1u << 24)) {
+	    !cfg->nr_sources || cfg->nr_sources > (1u << 24) ||
+	    (cfg->flags & ~PERFCLOCK_QUEUE_NOCOPY)) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -457,10 +425,6 @@ perfclock_queue_new(const struct perfclock_queue_config *cfg)
 	q->cfg = *cfg;
 	if (!q->cfg.mem_cap_bytes)
 		q->cfg.mem_cap_bytes = PERFCLOCK_QUEUE_DEFAULT_MEM_CAP;
-	q->skew = cfg->skew_bound_ns;
-	if (q->skew == PERFCLOCK_QUEUE_SKEW_FROM_CLOCK)
-		q->skew = cfg->clock ? perfclock__skew_bound(cfg->clock) : 0;
-	q->stall = cfg->clock ? perfclock__stall_bound(cfg->clock) : 0;
 	q->src = calloc(cfg->nr_sources, sizeof(*q->src));
 	q->src_heap = calloc(cfg->nr_sources, sizeof(*q->src_heap));
 	if (!q->src || !q->src_heap) {
@@ -485,46 +449,6 @@ PERFCLOCK_API void perfclock_queue_free(struct perfclock_queue *q)
 	free(q->strag);
 	slab_destroy(&q->slab);
 	free(q);
-}
-
-PERFCLOCK_API int perfclock_queue_round_begin_at(struct perfclock_queue *q,
-						 uint64_t start)
-{
-	if (!q)
-		return -EINVAL;
-	/*
-	 * The device's bounds can grow at run time: follow them, also when
-	 * the caller read the round start itself (one read for many queues).
-	 */
-	if (q->cfg.clock) {
-		if (q->cfg.skew_bound_ns == PERFCLOCK_QUEUE_SKEW_FROM_CLOCK)
-			q->skew = perfclock__skew_bound(q->cfg.clock);
-		q->stall = perfclock__stall_bound(q->cfg.clock);
-	}
-	if (q->round) {
-		q->prev_start = q->start;
-		q->have_prev_start = 1;
-	}
-	q->start = start;
-	q->round++;
-	q->in_round = 1;
-	return 0;
-}
-
-PERFCLOCK_API int perfclock_queue_round_begin(struct perfclock_queue *q)
-{
-	uint64_t now;
-	int err;
-
-	if (!q || !q->cfg.clock)
-		return -EINVAL;
-	if (q->cfg.flags & PERFCLOCK_QUEUE_LOWER_BOUND)
-		err = perfclock_read_lower_bound(q->cfg.clock, &now);
-	else
-		err = perfclock_read(q->cfg.clock, &now);
-	if (err)
-		return err;
-	return perfclock_queue_round_begin_at(q, now);
 }
 
 PERFCLOCK_API int perfclock_queue_push(struct perfclock_queue *q,
@@ -553,16 +477,7 @@ PERFCLOCK_API int perfclock_queue_push(struct perfclock_queue *q,
 	if (s->pushed_any && time < s->last_pushed)
 		q->st.out_of_order_in_source++;
 	s->last_pushed = time;
-	if (!s->pushed_any || time > s->max_time)
-		s->max_time = time;
-	if (s->first_round != q->round || !s->pushed_any) {
-		s->first_round = q->round;
-		s->first_round_time = time;
-	}
 	s->pushed_any = 1;
-	if (!q->any_pushed || time > q->max_pushed)
-		q->max_pushed = time;
-	q->any_pushed = 1;
 
 	/* Too late to keep order: deliver now, flagged, never dropped. */
 	if (q->emitted_any && time < q->st.last_emitted) {
@@ -619,93 +534,21 @@ PERFCLOCK_API int perfclock_queue_push(struct perfclock_queue *q,
 	return 0;
 }
 
-/* The rule's inclusive limit for this round end; 0 if nothing to flush. */
-static int rule_limit(struct perfclock_queue *q, uint64_t *limit)
+PERFCLOCK_API int64_t perfclock_queue_flush_until(struct perfclock_queue *q,
+						  uint64_t limit)
 {
-	uint64_t h, m, l, sk;
-	uint32_t i;
-	int found;
-
-	switch (q->cfg.rule) {
-	case PERFCLOCK_RULE_OURS:
-		/* A lower-bound round start has the skew taken off already. */
-		sk = (q->cfg.flags & PERFCLOCK_QUEUE_LOWER_BOUND) ? 0 : q->skew;
-		/* A record in flight across a CPU stall: see the header. */
-		m = sk + (q->stall > q->cfg.inflight_ns ? q->stall : q->cfg.inflight_ns);
-		if (m < sk || q->start <= m)
-			return 0;
-		h = q->start - m;
-		if (q->cfg.flags & PERFCLOCK_QUEUE_PREV_ROUND) {
-			if (!q->have_prev_start || q->prev_start <= sk)
-				return 0;
-			if (q->prev_start - sk < h)
-				h = q->prev_start - sk;
-		}
-		*limit = h - 1;	/* strictly below the horizon */
-		return 1;
-	case PERFCLOCK_RULE_AHERN:
-		if (!q->start)
-			return 0;
-		*limit = q->start - 1;
-		return 1;
-	case PERFCLOCK_RULE_PERF_OLD:
-		found = q->next_flush_valid;
-		l = q->next_flush;
-		/* perf: next_flush = max_timestamp after each round flush. */
-		q->next_flush = q->max_pushed;
-		q->next_flush_valid = q->any_pushed;
-		if (!found)
-			return 0;
-		*limit = l;
-		return 1;
-	case PERFCLOCK_RULE_SCHUCHART:
-		l = UINT64_MAX;
-		for (i = 0; i < q->cfg.nr_sources; i++) {
-			if (!q->src[i].pushed_any)
-				return 0;	/* an idle source stalls it */
-			if (q->src[i].max_time < l)
-				l = q->src[i].max_time;
-		}
-		*limit = l;
-		return 1;
-	case PERFCLOCK_RULE_KVM_LIVE:
-		l = UINT64_MAX;
-		found = 0;
-		for (i = 0; i < q->cfg.nr_sources; i++) {
-			if (!q->src[i].pushed_any ||
-			    q->src[i].first_round != q->round)
-				continue;
-			found = 1;
-			if (q->src[i].first_round_time < l)
-				l = q->src[i].first_round_time;
-		}
-		if (!found)
-			return 0;
-		*limit = l;
-		return 1;
-	}
-	return 0;
-}
-
-PERFCLOCK_API int64_t perfclock_queue_round_end(struct perfclock_queue *q)
-{
-	uint64_t limit, t;
+	uint64_t t;
 	int64_t n = 0;
 	int ret;
 
 	if (!q)
 		return -EINVAL;
-	if (!q->in_round && q->cfg.rule != PERFCLOCK_RULE_PERF_OLD &&
-	    q->cfg.rule != PERFCLOCK_RULE_SCHUCHART)
-		return -EINVAL;
-	q->in_round = 0;
-	q->st.rounds++;
-	if (!rule_limit(q, &limit))
-		return 0;
+	q->st.flushes++;
 	if (!q->limit_valid || limit > q->st.last_limit)
 		q->st.last_limit = limit;
 	q->limit_valid = 1;
-	while (peek_min(q, &t) && t <= limit) {
+	/* Strictly below: a record stamped at the limit may be in flight. */
+	while (peek_min(q, &t) && t < limit) {
 		ret = emit_one(q, 0);
 		if (ret < 0)
 			return ret;
@@ -733,5 +576,4 @@ perfclock_queue_get_stats(const struct perfclock_queue *q,
 	if (!q || !st)
 		return;
 	*st = q->st;
-	st->round_start = q->start;
 }

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * Queue throughput: events per second through perfclock_queue (push with
- * copy, round flush, delivery) at 4, 64 and 256 sources, against a
+ * copy, flush_until at each round's end, delivery) at 4, 64 and 256 sources, against a
  * baseline doing what perf's ordered_events does (one time-sorted doubly
  * linked list, insertion starting from the last inserted node, nodes and
  * copies from a recycled pool, flush from the head), on the same synthetic
@@ -17,7 +17,7 @@
 #include "synth.h"
 
 #define REC_SIZE	40	/* a small sample: header + id/tid/time/cpu */
-#define MARGIN		PERFCLOCK_QUEUE_DEFAULT_INFLIGHT_NS
+#define MARGIN		1000000ULL	/* flush at round start - 1 ms */
 
 static uint64_t clock_ns(clockid_t id)
 {
@@ -205,13 +205,12 @@ static struct rate run_ours(const struct synth_trace *tr, uint32_t nsrc,
 	struct perfclock_queue *q;
 	struct span sp;
 	struct rate r;
+	uint64_t limit = 0;
 	size_t i;
 
 	perfclock_queue_config_init(&cfg);
 	cfg.nr_sources = nsrc;
 	cfg.deliver = deliver;
-	cfg.skew_bound_ns = 0;
-	cfg.inflight_ns = MARGIN;
 	q = perfclock_queue_new(&cfg);
 	if (!q)
 		abort();
@@ -220,12 +219,12 @@ static struct rate run_ours(const struct synth_trace *tr, uint32_t nsrc,
 		const struct synth_op *o = &tr->op[i];
 
 		if (o->kind == SYNTH_BEGIN) {
-			perfclock_queue_round_begin_at(q, o->t);
+			limit = o->t > MARGIN ? o->t - MARGIN : 0;
 		} else if (o->kind == SYNTH_PUSH) {
 			memcpy(rec + 8, &o->id, 4);
 			perfclock_queue_push(q, o->src, o->t, rec, REC_SIZE);
 		} else {
-			perfclock_queue_round_end(q);
+			perfclock_queue_flush_until(q, limit);
 		}
 	}
 	perfclock_queue_flush_all(q);
@@ -261,7 +260,7 @@ int main(int argc, char **argv)
 			.first_start = 1000000000ULL, .gap_ns = 100000,
 			.visit_ns = 500, .per_event_ns = 10, .extra_rounds = 2,
 		};
-		struct synth_ev *ev = synth_events(&p, 42 + k);
+		struct synth_ev *ev = synth_events(&p, 42 + k, &rd.min_off);
 		struct rate bo = { 0, 0 }, bl = { 0, 0 }, r;
 		struct synth_trace tr;
 		uint64_t peak = 0;

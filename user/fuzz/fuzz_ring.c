@@ -7,7 +7,7 @@
  * moves past data_head, and the queue delivers every pushed record.
  *
  * Input: [0] data size 64 << (b % 7); [1] flags (1: pre-4.1 header
- * layout, 2: sample_id_all, 4: no attr, 8: raw head/tail, bits 5-7: rule);
+ * layout, 2: sample_id_all, 4: no attr, 8: raw head/tail, bits 5-7: unused);
  * [2..9] head (or head - tail); [10..17] tail; [18..25] sample_type;
  * rest: the data area (zero padded), then, if left over, further head
  * advances for later passes.
@@ -91,10 +91,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *in, size_t len)
 	perfclock_queue_config_init(&cfg);
 	cfg.nr_sources = 1;
 	cfg.deliver = cb;
-	cfg.rule = in[1] >> 5;
 	cfg.mem_cap_bytes = 4096;
-	if (cfg.rule >= PERFCLOCK_RULE__MAX)
-		cfg.rule = 0;
 	q = perfclock_queue_new(&cfg);
 	if (!r || !q)
 		goto out;
@@ -105,7 +102,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *in, size_t len)
 		int64_t avail = perfclock_ring_read_begin(r);
 		int ret;
 
-		perfclock_queue_round_begin_at(q, get64(in + 2) ^ (uint64_t)pass);
 		if (avail < 0) {
 			perfclock_ring_reset(r);
 		} else {
@@ -129,7 +125,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *in, size_t len)
 			if (pg->data_tail - tail0 > (uint64_t)avail)
 				__builtin_trap();
 		}
-		perfclock_queue_round_end(q);
+		/* flush below a time the input picks, as a horizon would be */
+		perfclock_queue_flush_until(q, get64(in + 2) ^ (uint64_t)pass);
 		/* the "kernel" publishes more */
 		if (used + 8 <= len) {
 			pg->data_head += get64(in + used) & 0xfff8;

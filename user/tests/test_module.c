@@ -12,7 +12,11 @@
  *  - causal across CPUs within the advertised skew bound;
  *  - the lower bound never exceeds a later exact read on any CPU
  *    (minus nothing: it already has the skew bound off);
- *  - check_attr: the device matches attrs without use_clockid only.
+ *  - check_attr: the device matches attrs without use_clockid only;
+ *  - the flush horizon: exact (the module's flag), monotone, never above
+ *    a clock read taken after it, nor above a record produced after it;
+ *    its age reported; perfclock_horizon_sync() fresh and no lower; the
+ *    clockid backend gets exact CLOCK_MONOTONIC horizons from the device.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -23,6 +27,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -197,7 +202,7 @@ static void *side_b(void *arg)
 			continue;
 		a = mailbox;
 		perfclock_read(clk, &v);
-		if (v + info.skew_bound_ns < a)
+		if (v + info.skew_estimate_ns < a)
 			cross_bad++;
 		if (a > v && a - v > cross_worst)
 			cross_worst = a - v;
@@ -239,9 +244,146 @@ static void test_cross_cpu(void)
 	done = 1;
 	pthread_join(th, NULL);
 	tap_ok(cross_bad == 0 && cross_n > 1000,
-	       "%s: %d handoffs CPU 0 -> 1: later reads never below earlier ones by more than the skew bound %llu ns (worst step back %llu ns)",
-	       who, cross_n, (unsigned long long)info.skew_bound_ns,
+	       "%s: %d handoffs CPU 0 -> 1: later reads never below earlier ones by more than the skew estimate %llu ns (worst step back %llu ns)",
+	       who, cross_n, (unsigned long long)info.skew_estimate_ns,
 	       (unsigned long long)cross_worst);
+}
+
+static double since(const struct timespec *t0)
+{
+	struct timespec t1;
+
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	return (double)(t1.tv_sec - t0->tv_sec) +
+	       (double)(t1.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+/*
+ * The horizon of c (whose info is ci): exact when expect_exact, monotone,
+ * never above a later read of the clock on this CPU.
+ */
+static void test_horizon_of(struct perfclock *c, const char *name,
+			    int expect_exact)
+{
+	struct perfclock_clock_info ci;
+	struct timespec t0;
+	uint64_t h, prev = 0, v, worst_age = 0;
+	int i, err = 0, back = 0, above = 0;
+
+	err = perfclock_get_info(c, &ci);
+	if (expect_exact)
+		tap_ok(!err && (ci.flags & PERFCLOCK_CLOCK_HORIZON_EXACT),
+		       "%s: horizon: exact (the module hands out horizons; %s)",
+		       name, (ci.flags & PERFCLOCK_CLOCK_HORIZON_PAGE) ?
+		       "from the page" : "through the ioctl");
+	else
+		tap_ok(!err && !(ci.flags & PERFCLOCK_CLOCK_HORIZON_EXACT) &&
+		       ci.inflight_estimate_ns >= PERFCLOCK_HORIZON_ESTIMATE_INFLIGHT_NS,
+		       "%s: horizon: no module here: flagged as an estimate (allowance %llu ns)",
+		       name, (unsigned long long)ci.inflight_estimate_ns);
+	tap_diag("%s: horizon age %llu ns (%s)", name,
+		 (unsigned long long)ci.horizon_age_ns,
+		 (ci.flags & PERFCLOCK_CLOCK_HORIZON_EXACT) ? "exact" : "estimate");
+	tap_ok(!err && ci.horizon_age_ns > 0 &&
+	       ci.horizon_age_ns < 60000000000ULL,
+	       "%s: horizon: its age is reported (%llu ns)", name,
+	       (unsigned long long)ci.horizon_age_ns);
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (i = 0; i < 100000 && since(&t0) < 2.0; i++) {
+		err |= perfclock_horizon(c, &h);
+		err |= perfclock_read(c, &v);
+		back += h < prev;
+		above += h > v;
+		if (v - h > worst_age && v > h)
+			worst_age = v - h;
+		prev = h;
+	}
+	tap_ok(!err && !back && !above && i > 10,
+	       "%s: horizon: %d calls monotone (%d back), never above a clock read taken after it (%d above; oldest %llu ns)",
+	       name, i, back, above, (unsigned long long)worst_age);
+	if (!expect_exact)
+		return;
+	err = perfclock_horizon(c, &prev);
+	err |= perfclock_horizon_sync(c, 0, &h);
+	err |= perfclock_read(c, &v);
+	tap_ok(!err && prev <= h && h <= v,
+	       "%s: horizon_sync: a fresh horizon, no lower than the page's, below a later read (%llu <= %llu <= %llu)",
+	       name, (unsigned long long)prev, (unsigned long long)h,
+	       (unsigned long long)v);
+	err = perfclock_horizon_sync(c, PERFCLOCK_HORIZON_SYNC_EXPEDITED, &h);
+	if (geteuid() == 0)
+		tap_ok(!err, "%s: horizon_sync: expedited as root (%d)", name,
+		       err);
+	else
+		tap_ok(err == 0 || err == -EPERM,
+		       "%s: horizon_sync: expedited unprivileged is 0 or -EPERM (%d)",
+		       name, err);
+}
+
+/* A record produced after a horizon was handed out is not below it. */
+static void test_horizon_record(void)
+{
+	struct perf_event_attr a;
+	long pagesz = sysconf(_SC_PAGESIZE);
+	size_t len = (size_t)(1 + RING_PAGES) * (size_t)pagesz;
+	static struct bracket b[50];
+	struct perfclock_ring *r;
+	struct perfclock_record rec;
+	int fd, i, below = 0, found = 0, err = 0;
+	void *base;
+
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.type = PERF_TYPE_SOFTWARE;
+	a.config = PERF_COUNT_SW_DUMMY;
+	a.comm = 1;
+	a.sample_id_all = 1;
+	a.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
+	a.disabled = 1;
+	perfclock_fill_attr(clk, &a);
+	fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1,
+			  PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0) {
+		tap_skip("%s: horizon below later records # SKIP perf_event_open: %s",
+			 who, strerror(errno));
+		return;
+	}
+	base = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (base == MAP_FAILED) {
+		tap_ok(0, "%s: horizon record: mmap: %s", who, strerror(errno));
+		close(fd);
+		return;
+	}
+	ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
+	for (i = 0; i < 50; i++) {
+		snprintf(b[i].name, sizeof(b[i].name), "pclk-h-%d", i);
+		err |= perfclock_horizon(clk, &b[i].lo);
+		prctl(PR_SET_NAME, b[i].name, 0, 0, 0);
+	}
+	ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
+	r = perfclock_ring_new(base, len, &a);
+	if (r && perfclock_ring_read_begin(r) >= 0) {
+		while (perfclock_ring_read_event(r, &rec) == 1) {
+			const char *comm = (const char *)rec.data + 16;
+
+			if (rec.type != PERF_RECORD_COMM || rec.size < 40 ||
+			    !(rec.flags & PERFCLOCK_RECORD_HAS_TIME))
+				continue;
+			for (i = 0; i < 50; i++)
+				if (!strncmp(comm, b[i].name, 15)) {
+					found++;
+					below += rec.time < b[i].lo;
+				}
+		}
+		perfclock_ring_read_end(r);
+	}
+	perfclock_ring_free(r);
+	tap_ok(!err && found == 50 && !below,
+	       "%s: horizon: 50 COMM records produced after a horizon are not below it (%d found, %d below)",
+	       who, found, below);
+	munmap(base, len);
+	close(fd);
 }
 
 int main(int argc, char **argv)
@@ -261,6 +403,16 @@ int main(int argc, char **argv)
 		test_bracket(0);
 		test_monotonic();
 		test_cross_cpu();
+		{
+			struct stat st;
+			int dev = stat(PERFCLOCK_DEFAULT_PATH, &st) == 0;
+
+			if (dev)
+				tap_diag("clockid: %s exists: its horizons are expected exact",
+					 PERFCLOCK_DEFAULT_PATH);
+			test_horizon_of(clk, who, dev);
+		}
+		test_horizon_record();
 		perfclock_close(clk);
 		return tap_exit();
 	}
@@ -275,12 +427,12 @@ int main(int argc, char **argv)
 	       "module: opened /dev/perfclock");
 	tap_diag("regime: %s, skew bound %llu ns, measured %llu ns, page %s, TSC %s",
 		 (info.flags & PERFCLOCK_CLOCK_GLOBAL) ? "stable" : "unstable",
-		 (unsigned long long)info.skew_bound_ns,
+		 (unsigned long long)info.skew_estimate_ns,
 		 (unsigned long long)info.measured_skew_ns,
 		 (info.flags & PERFCLOCK_CLOCK_PAGE_MAPPED) ? "mapped" : "none",
 		 (info.flags & PERFCLOCK_CLOCK_PAGE_TSC_VALID) ? "valid" : "invalid");
 	tap_ok(((info.flags & PERFCLOCK_CLOCK_GLOBAL) != 0) ==
-	       (info.skew_bound_ns == 0),
+	       (info.skew_estimate_ns == 0),
 	       "module: skew bound is zero exactly when sched_clock is stable");
 
 	memset(&a, 0, sizeof(a));
@@ -296,6 +448,16 @@ int main(int argc, char **argv)
 	test_bracket(1);
 	test_monotonic();
 	test_cross_cpu();
+	test_horizon_of(clk, who, 1);
+	test_horizon_record();
+	{
+		/* use_clockid events: the device's horizons in that clock. */
+		struct perfclock *mono = perfclock_open_clockid(CLOCK_MONOTONIC);
+
+		if (tap_ok(mono != NULL, "module: the clockid backend opens CLOCK_MONOTONIC"))
+			test_horizon_of(mono, "module-clockid", 1);
+		perfclock_close(mono);
+	}
 	perfclock_close(clk);
 	return tap_exit();
 }

@@ -1,11 +1,19 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * Property tests over many random worlds (interleavings, bursts, in-flight
- * windows, nested records, clock skews, idle rings, memory caps):
- *  - every rule: every event delivered exactly once, the in-order output
- *    sorted, every late event flagged and accounted (count, worst);
- *  - ours with an honest margin (advertised skew + largest in-flight):
- *    zero late events; with no margin, lateness below skew + in-flight;
+ * windows, nested records, writers stalled for up to 100 ms, clock skews,
+ * idle rings, memory caps):
+ *  - every rule of demo_flush: every event delivered exactly once, the
+ *    in-order output sorted, every late event flagged and accounted;
+ *  - ours, flushing below the horizon of an oracle that works like the
+ *    module's grace period (synth.h: it hands out a horizon only once
+ *    every record stamped below it is committed, knowing nothing of the
+ *    delays): zero late events, whatever the delays. No model constant
+ *    sets its margin;
+ *  - a constant margin below the clock read, smaller than the longest
+ *    stall, has late events (so the zero above is not by construction);
+ *    with no margin at all (ahern) lateness stays below the skew plus the
+ *    longest stamp-to-commit delay;
  *  - the queue's order equals a reference stable sort;
  *  - the ring reader hands back random records intact through wraps.
  * Seeds are fixed: a failure names its seed and reproduces.
@@ -20,21 +28,26 @@
 #include "libperfclock.h"
 #include "tap.h"
 #include "synth.h"
+#include "synth_rules.h"
 
 #define WORLDS	300
+
+/* The constant margin that must fail: 1 ms, the old default allowance. */
+#define CONST_MARGIN_NS	1000000ULL
 
 struct world {
 	struct synth_params p;
 	struct synth_reader rd;
 	struct synth_ev *ev;
 	struct synth_trace tr;
-	uint64_t margin_needed;	/* skew + longest stamp-to-readable */
+	uint64_t max_inflight;	/* longest stamp-to-commit (stamp order) */
+	uint64_t margin_needed;	/* what no margin can be late by */
 };
 
 static void make_world(struct world *w, uint64_t seed)
 {
 	uint64_t st = seed * 7919 + 17;
-	uint64_t maxd;
+	size_t i;
 
 	memset(w, 0, sizeof(*w));
 	w->p.nsrc = 1 + (uint32_t)synth_below(&st, 64);
@@ -43,6 +56,11 @@ static void make_world(struct world *w, uint64_t seed)
 	w->p.max_delay_ns = synth_below(&st, 5000);
 	w->p.nest_permille = (uint32_t)synth_below(&st, 60);
 	w->p.nest_delay_ns = 1000 + synth_below(&st, 30000);
+	/* Half the worlds have writers stalled for up to 100 ms. */
+	if (synth_below(&st, 2)) {
+		w->p.stall_permille = 1 + (uint32_t)synth_below(&st, 30);
+		w->p.stall_max_ns = synth_below(&st, 100000000);
+	}
 	w->p.skew_ns = synth_below(&st, 4) ? synth_below(&st, 100000) : 0;
 	w->p.idle_src = (uint32_t)synth_below(&st, w->p.nsrc);
 	w->p.burst = 1 + (uint32_t)synth_below(&st, 32);
@@ -52,12 +70,16 @@ static void make_world(struct world *w, uint64_t seed)
 	w->rd.per_event_ns = synth_below(&st, 300);
 	w->rd.reader_off = synth_below(&st, w->p.skew_ns + 1);
 	w->rd.extra_rounds = 2;
-	/* a record can be stamped this long before it is readable */
-	maxd = w->p.max_delay_ns;
-	if (w->p.nest_permille)
-		maxd += w->p.nest_delay_ns;
-	w->margin_needed = w->p.skew_ns + maxd;
-	w->ev = synth_events(&w->p, seed);
+	w->ev = synth_events(&w->p, seed, &w->rd.min_off);
+	for (i = 0; i < w->p.n; i++) {
+		const struct synth_ev *e = &w->ev[i];
+		uint64_t d = e->visible > e->stamp ? e->visible - e->stamp : 0;
+
+		if (d > w->max_inflight)
+			w->max_inflight = d;
+	}
+	/* true time t >= stamp - skew: commit - t <= max_inflight + skew */
+	w->margin_needed = 2 * w->p.skew_ns + w->max_inflight;
 	synth_read(w->ev, w->p.n, w->p.nsrc, &w->rd, &w->tr);
 }
 
@@ -70,12 +92,13 @@ static void free_world(struct world *w)
 struct outcome {
 	struct perfclock_queue_stats st;
 	size_t missing, unsorted, bad_late, rec_late, rec_forced;
+	size_t in_rounds;
 	uint64_t rec_worst;
 	int err;
 };
 
-static struct outcome run(const struct world *w, uint32_t rule,
-			  uint64_t skew, uint64_t inflight, uint32_t flags,
+static struct outcome run(const struct world *w,
+			  const struct synth_policy *pol, uint32_t flags,
 			  uint64_t cap)
 {
 	struct perfclock_queue_config cfg;
@@ -86,12 +109,9 @@ static struct outcome run(const struct world *w, uint32_t rule,
 	memset(&o, 0, sizeof(o));
 	synth_rec_init(&rec, w->p.n);
 	perfclock_queue_config_init(&cfg);
-	cfg.rule = rule;
 	cfg.nr_sources = w->p.nsrc;
 	cfg.deliver = synth_rec_deliver;
 	cfg.arg = &rec;
-	cfg.skew_bound_ns = skew;
-	cfg.inflight_ns = inflight;
 	cfg.flags = flags;
 	if (cap)
 		cfg.mem_cap_bytes = cap;
@@ -101,7 +121,7 @@ static struct outcome run(const struct world *w, uint32_t rule,
 		synth_rec_free(&rec);
 		return o;
 	}
-	o.err = synth_replay(&w->tr, q, &rec);
+	o.err = synth_replay(&w->tr, q, &rec, pol);
 	perfclock_queue_get_stats(q, &o.st);
 	o.missing = synth_rec_missing(&rec);
 	o.unsorted = rec.unsorted;
@@ -109,12 +129,23 @@ static struct outcome run(const struct world *w, uint32_t rule,
 	o.rec_late = rec.late;
 	o.rec_forced = rec.forced;
 	o.rec_worst = rec.worst_late;
+	o.in_rounds = rec.emitted_before_final;
 	perfclock_queue_free(q);
 	synth_rec_free(&rec);
 	return o;
 }
 
-/* The invariants every rule must keep. */
+static struct outcome run_rule(const struct world *w, int rule)
+{
+	struct synth_rule sr;
+	struct synth_policy pol = synth_policy_rule(&sr, rule, w->p.nsrc);
+	struct outcome o = run(w, &pol, 0, 0);
+
+	rules_free(&sr.r);
+	return o;
+}
+
+/* The invariants every policy must keep. */
 static int accounted(const struct world *w, const struct outcome *o)
 {
 	return !o->err && o->missing == 0 && o->unsorted == 0 &&
@@ -127,51 +158,58 @@ static int accounted(const struct world *w, const struct outcome *o)
 
 static void prop_rules(void)
 {
-	int fails[PERFCLOCK_RULE__MAX] = { 0 }, first[PERFCLOCK_RULE__MAX];
-	uint64_t late_total[PERFCLOCK_RULE__MAX] = { 0 };
-	int ours_late = 0, ours_first = -1, prev_late = 0, prev_first = -1;
+	int fails[RULE__MAX] = { 0 }, first[RULE__MAX];
+	uint64_t late_total[RULE__MAX] = { 0 };
+	int ours_late = 0, ours_first = -1;
 	int bound_bad = 0, bound_first = -1, cap_bad = 0, cap_first = -1;
-	uint64_t forced_total = 0, ahern_late = 0, ours_ev = 0;
+	int const_bad = 0, const_first = -1, stalled_worlds = 0;
+	uint64_t forced_total = 0, const_late = 0, ours_ev = 0;
+	uint64_t ours_in_rounds = 0, worst_stall = 0;
 	int rule, s;
 
-	for (rule = 0; rule < PERFCLOCK_RULE__MAX; rule++)
+	for (rule = 0; rule < RULE__MAX; rule++)
 		first[rule] = -1;
 	for (s = 0; s < WORLDS; s++) {
+		struct synth_margin m;
+		struct synth_policy pol;
 		struct world w;
 		struct outcome o;
 
 		make_world(&w, (uint64_t)s + 1);
-		for (rule = 0; rule < PERFCLOCK_RULE__MAX; rule++) {
-			o = run(&w, (uint32_t)rule, w.p.skew_ns,
-				w.margin_needed - w.p.skew_ns, 0, 0);
+		if (w.max_inflight > worst_stall)
+			worst_stall = w.max_inflight;
+		stalled_worlds += w.max_inflight > CONST_MARGIN_NS;
+		for (rule = 0; rule < RULE__MAX; rule++) {
+			o = run_rule(&w, rule);
 			late_total[rule] += o.st.late;
 			if (!accounted(&w, &o) && !fails[rule]++)
 				first[rule] = s + 1;
-			if (rule == PERFCLOCK_RULE_OURS) {
+			if (rule == RULE_OURS) {
 				ours_ev += w.p.n;
+				ours_in_rounds += o.in_rounds;
 				if (o.st.late && !ours_late++)
 					ours_first = s + 1;
 			}
+			/* No margin: late, but by less than skew + in-flight. */
+			if (rule == RULE_AHERN && o.st.late &&
+			    o.st.worst_lateness_ns >= w.margin_needed &&
+			    !bound_bad++)
+				bound_first = s + 1;
 		}
-		/* PREV_ROUND variant, honest margin. */
-		o = run(&w, PERFCLOCK_RULE_OURS, w.p.skew_ns,
-			w.margin_needed - w.p.skew_ns,
-			PERFCLOCK_QUEUE_PREV_ROUND, 0);
-		if ((!accounted(&w, &o) || o.st.late) && !prev_late++)
-			prev_first = s + 1;
-		/* No margin: late, but less than skew + in-flight. */
-		o = run(&w, PERFCLOCK_RULE_OURS, 0, 0, 0, 0);
-		ahern_late += o.st.late;
-		if ((!accounted(&w, &o) ||
-		     (o.st.late && o.st.worst_lateness_ns >= w.margin_needed)) &&
-		    !bound_bad++)
-			bound_first = s + 1;
-		/* Tiny memory cap, copy and no-copy. */
+		/* A constant margin: accounted, and late where stalls beat it. */
+		pol = synth_policy_margin(&m, CONST_MARGIN_NS);
+		o = run(&w, &pol, 0, 0);
+		const_late += o.st.late;
+		if (!accounted(&w, &o) && !const_bad++)
+			const_first = s + 1;
+		/* Tiny memory cap, copy and no-copy, flushing at the horizon. */
 		{
 			uint64_t cap = 64 * (2 + (uint64_t)(s % 50));
 
-			o = run(&w, PERFCLOCK_RULE_OURS, w.p.skew_ns, 0,
-				(s & 1) ? PERFCLOCK_QUEUE_NOCOPY : 0, cap);
+			memset(&m, 0, sizeof(m));
+			pol = synth_policy_horizon(&m);
+			o = run(&w, &pol, (s & 1) ? PERFCLOCK_QUEUE_NOCOPY : 0,
+				cap);
 			forced_total += o.st.forced;
 			if ((!accounted(&w, &o) || o.st.mem_peak_bytes > cap) &&
 			    !cap_bad++)
@@ -179,20 +217,22 @@ static void prop_rules(void)
 		}
 		free_world(&w);
 	}
-	for (rule = 0; rule < PERFCLOCK_RULE__MAX; rule++)
+	for (rule = 0; rule < RULE__MAX; rule++)
 		tap_ok(!fails[rule],
 		       "prop: %s over %d random worlds: all delivered once, sorted, late events accounted (%llu late; first bad seed %d)",
-		       perfclock_rule_name(rule), WORLDS,
+		       rule_name(rule), WORLDS,
 		       (unsigned long long)late_total[rule], first[rule]);
-	tap_ok(!ours_late,
-	       "prop: ours with margin = skew bound + in-flight has zero late events in %d worlds, %llu events (first bad seed %d)",
-	       WORLDS, (unsigned long long)ours_ev, ours_first);
-	tap_ok(!prev_late,
-	       "prop: ours with PREV_ROUND has zero late events (first bad seed %d)",
-	       prev_first);
-	tap_ok(!bound_bad && ahern_late > 0,
-	       "prop: with no margin lateness stays below skew + in-flight (%llu late in all; first bad seed %d)",
-	       (unsigned long long)ahern_late, bound_first);
+	tap_ok(!ours_late && ours_in_rounds > ours_ev / 2,
+	       "prop: ours (the oracle's horizon, no margin constant) has zero late events in %d worlds, %llu events, stamp-to-commit delays up to %.1f ms, %llu emitted in rounds (first bad seed %d)",
+	       WORLDS, (unsigned long long)ours_ev, worst_stall / 1e6,
+	       (unsigned long long)ours_in_rounds, ours_first);
+	tap_ok(!const_bad && stalled_worlds > 0 && const_late > 0,
+	       "prop: a constant %.1f ms margin below the clock read, smaller than the longest delay in %d worlds, has late events (%llu), all accounted (first bad seed %d)",
+	       CONST_MARGIN_NS / 1e6, stalled_worlds,
+	       (unsigned long long)const_late, const_first);
+	tap_ok(!bound_bad && late_total[RULE_AHERN] > 0,
+	       "prop: ahern (no margin) is late, by less than 2 x skew + the longest stamp-to-commit delay (%llu late in all; first bad seed %d)",
+	       (unsigned long long)late_total[RULE_AHERN], bound_first);
 	tap_ok(!cap_bad && forced_total > 0,
 	       "prop: tiny memory caps (copy and no-copy) hold, force-flush (%llu) and lose nothing (first bad seed %d)",
 	       (unsigned long long)forced_total, cap_first);

@@ -8,11 +8,14 @@
  * all stamped with use_clockid = CLOCK_MONOTONIC and sharing one ring per
  * CPU (PERF_EVENT_IOC_SET_OUTPUT). A child forks a known number of
  * grandchildren while two processes ping-pong on pipes; the reader reads
- * the rings in rounds through the library. Checks: the merged stream is in
- * time order with zero late events (ours), every FORK/EXIT of our
+ * the rings in rounds through the library (perfclock_horizon() first, then
+ * every ring, then perfclock_queue_flush_until()). Checks: the merged
+ * stream is in time order with zero late events (ours: the horizon, exact
+ * with the module, else the library's estimate), every FORK/EXIT of our
  * grandchildren arrives, the fork tracepoint's samples plus lost equal its
- * own counters, a COMM record is bracketed by two clock reads, and the
- * other rules, replayed on the same captured rounds, keep every event.
+ * own counters, a COMM record is bracketed by two clock reads, and
+ * demo_flush's rules, replayed on the same captured rounds, keep every
+ * event.
  * Skips, saying why, when perf_event_open is not permitted.
  *
  * With the argument "device" (in a guest with the module loaded) the same
@@ -39,6 +42,7 @@
 #include "libperfclock.h"
 #include "tap.h"
 #include "synth.h"
+#include "synth_rules.h"
 
 #define MAX_CPUS	256
 #define RING_PAGES	64
@@ -242,7 +246,7 @@ int main(int argc, char **argv)
 	struct perfclock_queue_stats qst;
 	struct perfclock_queue *q;
 	struct perfclock *clk;
-	uint64_t t0, t1, counted = 0, lost_fmt = 0, lost_rec = 0;
+	uint64_t t0, t1, counted = 0, lost_fmt = 0, lost_rec = 0, hz, now;
 	int nconf, i, nr = 0, fork_tp, ring_err = 0, rounds = 0, status;
 	long pagesz = sysconf(_SC_PAGESIZE);
 	struct stat st;
@@ -259,9 +263,13 @@ int main(int argc, char **argv)
 		tap_ok(0, "real ring: clock opens");
 		return tap_exit();
 	}
-	tap_diag("clock: %s, skew bound %llu ns", use_device ?
-		 "/dev/perfclock (local_clock)" : "CLOCK_MONOTONIC (use_clockid)",
-		 (unsigned long long)cinfo.skew_bound_ns);
+	tap_diag("clock: %s, skew estimate %llu ns, horizon %s (age %llu ns)",
+		 use_device ? "/dev/perfclock (local_clock)" :
+		 "CLOCK_MONOTONIC (use_clockid)",
+		 (unsigned long long)cinfo.skew_estimate_ns,
+		 (cinfo.flags & PERFCLOCK_CLOCK_HORIZON_EXACT) ? "exact" :
+		 "ESTIMATED (no module)",
+		 (unsigned long long)cinfo.horizon_age_ns);
 
 	fork_tp = tracepoint_id("sched/sched_process_fork");
 	if (fork_tp < 0 && stat("/sys/kernel/tracing", &st) == 0) {
@@ -334,22 +342,16 @@ int main(int argc, char **argv)
 	       perfclock_check_attr(clk, &ac) == 0,
 	       "real ring: the events' attrs match the clock (check_attr)");
 
+	/* The library's defaults: nothing but the horizon sets the margin. */
 	perfclock_queue_config_init(&cfg);
 	cfg.nr_sources = (uint32_t)nr;
-	cfg.clock = clk;
 	cfg.deliver = deliver;
-	/*
-	 * This host is itself a VM: a vCPU descheduled between a record's
-	 * stamp and its commit can hold it in flight for longer than the
-	 * 1 ms allowance. PREV_ROUND lets it take a whole round period.
-	 */
-	cfg.flags = PERFCLOCK_QUEUE_PREV_ROUND;
 	q = perfclock_queue_new(&cfg);
 	if (!q) {
 		tap_ok(0, "real ring: queue");
 		return tap_exit();
 	}
-	/* The captured trace uses the queue's own round starts. */
+	/* The captured trace keeps each round's horizon and clock read. */
 	memset(&S.tr, 0, sizeof(S.tr));
 	S.tr.nsrc = (uint32_t)nr;
 
@@ -379,13 +381,13 @@ int main(int argc, char **argv)
 					ioctl(R[i].fd_fork,
 					      PERF_EVENT_IOC_DISABLE, 0);
 			}
-		if (perfclock_queue_round_begin(q) < 0)
+		/* The horizon first, then every ring, then flush below it. */
+		if (perfclock_horizon(clk, &hz) < 0 || perfclock_read(clk, &now))
 			break;
-		perfclock_queue_get_stats(q, &qst);
-		synth_trace_add(&S.tr, SYNTH_BEGIN, 0, qst.round_start, 0);
+		synth_trace_begin(&S.tr, now, hz);
 		read_rings(q, nr, &ring_err);
 		synth_trace_add(&S.tr, SYNTH_END, 0, 0, 0);
-		perfclock_queue_round_end(q);
+		perfclock_queue_flush_until(q, hz);
 		rounds++;
 		if (done)
 			break;
@@ -413,11 +415,14 @@ int main(int argc, char **argv)
 	tap_ok(ring_err == 0 && S.no_time == 0,
 	       "real ring: no ring errors, every record carries a time (%llu without)",
 	       (unsigned long long)S.no_time);
+	perfclock_get_info(clk, &cinfo);
 	tap_ok(qst.pushed > 1000 && S.delivered == qst.pushed &&
 	       S.unsorted == 0 && qst.late == 0,
-	       "real ring: ours (PREV_ROUND) merges %llu records from %d CPUs in time order, zero late events (late %llu)",
-	       (unsigned long long)qst.pushed, nr,
-	       (unsigned long long)qst.late);
+	       "real ring: ours (%s horizon, library defaults) merges %llu records from %d CPUs in time order, zero late events (late %llu, worst %llu ns)",
+	       (cinfo.flags & PERFCLOCK_CLOCK_HORIZON_EXACT) ? "exact" :
+	       "estimated", (unsigned long long)qst.pushed, nr,
+	       (unsigned long long)qst.late,
+	       (unsigned long long)qst.worst_lateness_ns);
 	tap_ok(WIFEXITED(status) && WEXITSTATUS(status) == 0 &&
 	       (S.forks_seen == EXPECT_FORKS || lost_rec) &&
 	       S.forks_seen + lost_rec >= EXPECT_FORKS &&
@@ -440,43 +445,36 @@ int main(int argc, char **argv)
 	       (unsigned long long)t0, (unsigned long long)S.comm_time,
 	       (unsigned long long)t1);
 
-	/*
-	 * The other rules on the same captured rounds. The replay has no
-	 * clock: give OURS the bounds the clock advertises now (they only
-	 * grow), as the live queue read them each round.
-	 */
-	perfclock_get_info(clk, &cinfo);
+	/* demo_flush's rules on the same captured rounds. */
 	{
 		int rule;
 
-		for (rule = 0; rule < PERFCLOCK_RULE__MAX; rule++) {
+		for (rule = 0; rule < RULE__MAX; rule++) {
 			struct perfclock_queue_config c2;
 			struct perfclock_queue_stats s2;
 			struct perfclock_queue *q2;
+			struct synth_policy pol;
+			struct synth_rule sr;
 			struct synth_rec rec;
 
 			synth_rec_init(&rec, S.tr.nevents);
 			perfclock_queue_config_init(&c2);
-			c2.rule = (uint32_t)rule;
 			c2.nr_sources = (uint32_t)nr;
 			c2.deliver = synth_rec_deliver;
 			c2.arg = &rec;
-			c2.skew_bound_ns = cinfo.skew_bound_ns;
-			if (cinfo.timer_lateness_ns > c2.inflight_ns)
-				c2.inflight_ns = cinfo.timer_lateness_ns;
-			if (rule == PERFCLOCK_RULE_OURS)
-				c2.flags = cfg.flags;
 			q2 = perfclock_queue_new(&c2);
-			synth_replay(&S.tr, q2, &rec);
+			pol = synth_policy_rule(&sr, rule, (uint32_t)nr);
+			synth_replay(&S.tr, q2, &rec, &pol);
 			perfclock_queue_get_stats(q2, &s2);
 			tap_ok(synth_rec_missing(&rec) == 0 &&
 			       rec.unsorted == 0 && rec.late == s2.late &&
-			       (rule != PERFCLOCK_RULE_OURS || s2.late == 0),
+			       (rule != RULE_OURS || s2.late == 0),
 			       "real ring: replayed rounds under %s: all %zu delivered once, sorted, late %llu (worst %llu ns), below-horizon %llu",
-			       perfclock_rule_name(rule), S.tr.nevents,
+			       rule_name(rule), S.tr.nevents,
 			       (unsigned long long)s2.late,
 			       (unsigned long long)s2.worst_lateness_ns,
 			       (unsigned long long)s2.below_horizon);
+			rules_free(&sr.r);
 			perfclock_queue_free(q2);
 			synth_rec_free(&rec);
 		}

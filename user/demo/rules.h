@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * demo_flush: the flush rules compared side by side. Each rule computes,
+ * at the end of every round, a limit below which its own queue emits
+ * (perfclock_queue_flush_until()): the library's queue is the mechanism,
+ * these are policies. Only "ours" is the library's: the others are the
+ * rules of the 2013 LKML thread, kept here as comparisons.
+ *
+ *  ours       < H, H = perfclock_horizon() taken at the round start,
+ *             before any ring is read: every record stamped below H was
+ *             in its ring then (exact with the module, see libperfclock.h)
+ *  ahern      < the bare clock read at the round start: no grace period,
+ *             so a record stamped just before it but still in flight, or
+ *             stamped on a CPU whose clock lags, comes late
+ *  perf-old   <= the largest timestamp queued before the previous round
+ *             ended (perf's ordered_events OE_FLUSH__ROUND)
+ *  schuchart  <= min over sources of each source's largest timestamp (a
+ *             source that never produced stalls it)
+ *  kvm-live   <= min over sources of the first timestamp pushed this
+ *             round (perf kvm stat live); no flush if nothing came
+ *
+ * Per-source state is updated on every push (rules_push()), so all rules
+ * see the same events.
+ */
+#ifndef DEMO_RULES_H
+#define DEMO_RULES_H
+
+#include <stdint.h>
+
+enum rule_id {
+	RULE_OURS,
+	RULE_AHERN,
+	RULE_PERF_OLD,
+	RULE_SCHUCHART,
+	RULE_KVM_LIVE,
+	RULE__MAX
+};
+
+struct rules_src {
+	uint64_t max_time;	/* largest time ever pushed (schuchart) */
+	uint64_t first_time;	/* first push of round first_round (kvm) */
+	uint64_t first_round;
+	int pushed_any;
+};
+
+struct rules {
+	uint32_t nr_sources;
+	struct rules_src *src;
+	uint64_t round;		/* current round, from 1 */
+	uint64_t start;		/* ahern: the clock read at round start */
+	uint64_t horizon;	/* ours: perfclock_horizon() at round start */
+	uint64_t max_pushed;	/* perf-old */
+	int any_pushed;
+	uint64_t next_flush;	/* perf-old: the limit of this round's end */
+	int next_flush_valid;
+};
+
+/* Short stable name ("ours", "ahern", "perf-old", "schuchart", "kvm-live"). */
+const char *rule_name(int rule);
+
+/* 0, or -ENOMEM / -EINVAL (no sources). */
+int rules_init(struct rules *r, uint32_t nr_sources);
+void rules_free(struct rules *r);
+
+/* A round starts: the bare clock read and the horizon, both before any ring is read. */
+void rules_round_begin(struct rules *r, uint64_t clock_now, uint64_t horizon);
+
+/* An event of source src was pushed (to every rule's queue). */
+void rules_push(struct rules *r, uint32_t src, uint64_t time);
+
+/*
+ * The round ends: 1 and *limit, the EXCLUSIVE limit to pass to
+ * perfclock_queue_flush_until() for rule; 0 when the rule flushes nothing
+ * this round. Call for every rule, then rules_round_end().
+ */
+int rules_limit(const struct rules *r, int rule, uint64_t *limit);
+
+/* After the flushes: perf-old's next limit is what was queued by now. */
+void rules_round_end(struct rules *r);
+
+#endif /* DEMO_RULES_H */
