@@ -90,14 +90,26 @@ perfclock_hrtimer_setup(struct hrtimer *timer,
 #endif
 
 /*
- * 6.17 added system_dfl_wq, the new name of system_unbound_wq ("workqueue:
- * Add system_percpu_wq and system_dfl_wq"); the old name is to be removed
+ * start_poll_synchronize_rcu_expedited() ("rcu: Add polled expedited
+ * grace-period primitives") is in 6.1 and, by that commit's date, came
+ * in 5.19; only 6.1 is built here. Before it, horizon_expedited falls
+ * back to a normal grace period: the horizon stays exact, only older.
+ */
+#if PERFCLOCK_KERNEL_BEFORE(5, 19, 0)
+#define start_poll_synchronize_rcu_expedited start_poll_synchronize_rcu
+#endif
+
+/*
+ * 6.17 added system_dfl_wq and system_percpu_wq, the new names of
+ * system_unbound_wq and system_wq ("workqueue: Add system_percpu_wq and
+ * system_dfl_wq"); the old names are to be removed
  * in a later release. Code written against the new name builds on older
  * kernels through this alias (a repeated extern declaration, if a kernel
  * backports the variable, is harmless).
  */
 #if PERFCLOCK_KERNEL_BEFORE(6, 17, 0)
 #define system_dfl_wq system_unbound_wq
+#define system_percpu_wq system_wq
 #endif
 
 #endif /* PERFCLOCK_COMPAT_H */

@@ -67,6 +67,11 @@ module_param(update_period_us, uint, 0444);
 MODULE_PARM_DESC(update_period_us,
 		 "Refresh period of the page's coarse value and TSC check, in us (100..1000000, default 1000)");
 
+static bool horizon_expedited;
+module_param(horizon_expedited, bool, 0644);
+MODULE_PARM_DESC(horizon_expedited,
+		 "Keep the page's horizon fresh with expedited grace periods: younger, but IPIs every busy CPU each update period (default off)");
+
 /*
  * How far behind local_clock() the page's TSC conversion may read: the
  * offset is derived from brackets of local_clock() between two TSC reads
@@ -334,10 +339,12 @@ static void perfclock_horizon_proven(const struct perfclock_horizon_sample *s)
 
 /*
  * Queued by the timer every period while the device is open: sample a
- * new horizon, ask for a normal grace period after it (polled: no IPI,
- * and nothing to wait for here), and publish the newest sample whose
- * grace period has ended. start_poll_synchronize_rcu() wants irqs on,
- * hence a work item rather than the timer itself.
+ * new horizon, ask for a grace period after it (polled: nothing waits
+ * here), and publish the newest sample whose grace period has ended. A
+ * normal grace period sends no IPI and takes a few ticks; an expedited
+ * one (horizon_expedited) takes microseconds on an idle machine but
+ * IPIs every CPU that is not idle. start_poll_synchronize_rcu() wants
+ * irqs on, hence a work item rather than the timer itself.
  */
 static void perfclock_horizon_work_fn(struct work_struct *work)
 {
@@ -346,7 +353,10 @@ static void perfclock_horizon_work_fn(struct work_struct *work)
 	bool found = false;
 
 	perfclock_horizon_read(&s, PERFCLOCK_HORIZON_ALL);
-	s.cookie = start_poll_synchronize_rcu();
+	if (READ_ONCE(horizon_expedited))
+		s.cookie = start_poll_synchronize_rcu_expedited();
+	else
+		s.cookie = start_poll_synchronize_rcu();
 	/*
 	 * Same snapshot: the same grace period proves the newer sample.
 	 * No slot left: a newer snapshot proves it too, only later.
@@ -581,7 +591,11 @@ static enum hrtimer_restart perfclock_timer_fn(struct hrtimer *timer)
 		perfclock_publish();
 	raw_spin_unlock(&perfclock.lock);
 
-	queue_work(system_dfl_wq, &perfclock.horizon_work);
+	/*
+	 * On this CPU (a bound workqueue): the timer woke it anyway, and no
+	 * other CPU, idle or isolated, is disturbed for the horizon.
+	 */
+	queue_work(system_percpu_wq, &perfclock.horizon_work);
 
 	hrtimer_forward_now(timer, perfclock.period);
 	return HRTIMER_RESTART;
