@@ -10,6 +10,8 @@
  *  - the page's horizon moves while the device is open, only grows, and
  *    is never above a clock read after it, for perf_clock() and for every
  *    use_clockid clock;
+ *  - all of it with the page kept fresh by normal grace periods (the
+ *    default) and by expedited ones (horizon_expedited=1);
  *  - the guarantee itself, on real per-CPU perf rings under load: after
  *    a horizon is handed out and every ring drained, no record below it
  *    turns up later. The same rounds also judge the bare clock read at
@@ -63,9 +65,27 @@ FIXTURE(horizon) {
 	int ncpus;
 };
 
+/* How the module keeps the page's horizon fresh (module parameter). */
+FIXTURE_VARIANT(horizon) {
+	const char *expedited;
+};
+
+FIXTURE_VARIANT_ADD(horizon, normal_gp) {
+	.expedited = "0",
+};
+
+FIXTURE_VARIANT_ADD(horizon, expedited_gp) {
+	.expedited = "1",
+};
+
+#define HORIZON_EXPEDITED_PARAM "/sys/module/perfclock/parameters/horizon_expedited"
+
 FIXTURE_SETUP(horizon)
 {
 	struct perfclock_info info;
+
+	ASSERT_EQ(0, pc_write_file(HORIZON_EXPEDITED_PARAM, variant->expedited))
+		TH_LOG("%s: %s", HORIZON_EXPEDITED_PARAM, strerror(errno));
 
 	self->fd = pc_open(O_RDONLY);
 	ASSERT_LE(0, self->fd) TH_LOG("open %s: %s", PC_DEVICE, strerror(errno));
@@ -81,6 +101,7 @@ FIXTURE_TEARDOWN(horizon)
 {
 	pc_unmap(self->pg);
 	close(self->fd);
+	pc_write_file(HORIZON_EXPEDITED_PARAM, "0");
 }
 
 TEST_F(horizon, bad_requests_rejected)

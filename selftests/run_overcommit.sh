@@ -16,7 +16,7 @@ if ! insmod /payload/perfclock.ko; then
 	exit 1
 fi
 echo "# === perfclock_horizon_test (overcommitted)"
-PERFCLOCK_EXPECT_BARE_LATE=1 PERFCLOCK_HORIZON_SECONDS=${HORIZON_SECONDS:-10} \
+PERFCLOCK_EXPECT_BARE_LATE=1 PERFCLOCK_HORIZON_SECONDS=${HORIZON_SECONDS:-8} \
 	./perfclock_horizon_test || rc=1
 echo "# === kernel"
 log_clean "the horizon test"

@@ -1,0 +1,320 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * perfclock_horizon_bench: what the flush horizon costs, in one boot.
+ *
+ *  - the blocking PERFCLOCK_IOC_GET_HORIZON, normal and expedited grace
+ *    period: call time p50/p99, idle and with every CPU busy;
+ *  - the page's horizon: its age (a clock read minus the newest
+ *    horizon on the page) p50/p99, sampled every millisecond, idle and
+ *    busy;
+ *  - what it costs the rest of the machine: interrupts per second per
+ *    CPU from /proc/interrupts (function-call and reschedule IPIs, local
+ *    timer) with the device closed, open (the page's horizon kept
+ *    fresh), and under a loop of blocking calls of each kind.
+ *
+ * Not a test: it asserts nothing and prints tables. Under TCG only the
+ * ratios within one boot mean anything.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../module/perfclock_ioctl.h"
+
+#define MAX_CPUS	64
+#define MAX_SAMPLES	200000
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static uint64_t pct(uint64_t *v, size_t n, int p)
+{
+	if (!n)
+		return 0;
+	qsort(v, n, sizeof(*v), cmp_u64);
+	return v[(n - 1) * p / 100];
+}
+
+static uint64_t now_ns(int fd)
+{
+	struct perfclock_time t;
+
+	memset(&t, 0, sizeof(t));
+	if (ioctl(fd, PERFCLOCK_IOC_GET_TIME, &t))
+		return 0;
+	return t.ns;
+}
+
+static int horizon(int fd, uint32_t flags, uint64_t *ns)
+{
+	struct perfclock_horizon h;
+
+	memset(&h, 0, sizeof(h));
+	h.clockid = PERFCLOCK_HORIZON_PERF_CLOCK;
+	h.flags = flags;
+	if (ioctl(fd, PERFCLOCK_IOC_GET_HORIZON, &h))
+		return -errno;
+	*ns = h.ns;
+	return 0;
+}
+
+/* The page's horizon, consistent with its seq. */
+static int page_horizon(const struct perfclock_page *pg, uint64_t *ns)
+{
+	uint32_t seq, flags;
+	int tries;
+
+	for (tries = 0; tries < 100000; tries++) {
+		seq = __atomic_load_n(&pg->seq, __ATOMIC_ACQUIRE);
+		if (seq & 1)
+			continue;
+		flags = __atomic_load_n(&pg->flags, __ATOMIC_RELAXED);
+		*ns = __atomic_load_n(&pg->horizon_ns, __ATOMIC_RELAXED);
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		if (__atomic_load_n(&pg->seq, __ATOMIC_RELAXED) == seq)
+			return flags & PERFCLOCK_PAGE_HORIZON_VALID ? 0 : -ENODATA;
+	}
+	return -EAGAIN;
+}
+
+/* ---- load: one spinner per CPU ---- */
+
+static atomic_int spin_stop;
+
+static void *spinner(void *arg)
+{
+	volatile uint64_t x = 0;
+
+	(void)arg;
+	while (!atomic_load_explicit(&spin_stop, memory_order_relaxed))
+		x++;
+	return NULL;
+}
+
+static int ncpus;
+static pthread_t spinners[MAX_CPUS];
+
+static void load_start(void)
+{
+	atomic_store(&spin_stop, 0);
+	for (int i = 0; i < ncpus; i++)
+		pthread_create(&spinners[i], NULL, spinner, NULL);
+}
+
+static void load_stop(void)
+{
+	atomic_store(&spin_stop, 1);
+	for (int i = 0; i < ncpus; i++)
+		pthread_join(spinners[i], NULL);
+}
+
+/* ---- interrupts per CPU from /proc/interrupts ---- */
+
+struct irqs {
+	uint64_t cal[MAX_CPUS], res[MAX_CPUS], loc[MAX_CPUS];
+};
+
+static void read_irqs(struct irqs *s)
+{
+	char line[4096], name[32];
+	FILE *f = fopen("/proc/interrupts", "r");
+
+	memset(s, 0, sizeof(*s));
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		uint64_t *row = NULL;
+		char *p = line, *end;
+		int cpu;
+
+		if (sscanf(line, " %31[^:]:", name) != 1)
+			continue;
+		if (!strcmp(name, "CAL"))
+			row = s->cal;
+		else if (!strcmp(name, "RES"))
+			row = s->res;
+		else if (!strcmp(name, "LOC"))
+			row = s->loc;
+		if (!row)
+			continue;
+		p = strchr(line, ':') + 1;
+		for (cpu = 0; cpu < ncpus; cpu++) {
+			row[cpu] = strtoull(p, &end, 10);
+			if (end == p)
+				break;
+			p = end;
+		}
+	}
+	fclose(f);
+}
+
+static void print_irqs(const char *what, const struct irqs *a,
+		       const struct irqs *b, double secs)
+{
+	double cal = 0, res = 0, loc_max = 0, loc_sum = 0;
+
+	for (int i = 0; i < ncpus; i++) {
+		double loc = (b->loc[i] - a->loc[i]) / secs;
+
+		cal += (b->cal[i] - a->cal[i]) / secs;
+		res += (b->res[i] - a->res[i]) / secs;
+		loc_sum += loc;
+		if (loc > loc_max)
+			loc_max = loc;
+	}
+	printf("%-34s %10.0f %10.0f %12.0f %12.0f\n", what, cal, res,
+	       loc_sum, loc_max);
+}
+
+/* A thread calling GET_HORIZON back to back, for the IPI figures. */
+struct caller {
+	int fd;
+	uint32_t flags;
+	atomic_int stop;
+	uint64_t calls;
+};
+
+static void *call_loop(void *arg)
+{
+	struct caller *c = arg;
+	uint64_t ns;
+
+	while (!atomic_load(&c->stop) && !horizon(c->fd, c->flags, &ns))
+		c->calls++;
+	return NULL;
+}
+
+static void measure_irqs(const char *what, int seconds, int fd,
+			 int open_dev, int call, uint32_t flags)
+{
+	struct caller c = { .fd = fd, .flags = flags };
+	struct irqs a, b;
+	pthread_t t;
+	int dfd = -1;
+
+	if (open_dev)
+		dfd = open(PERFCLOCK_DEVICE_PATH, O_RDONLY | O_CLOEXEC);
+	if (call)
+		pthread_create(&t, NULL, call_loop, &c);
+	usleep(200000);
+	read_irqs(&a);
+	sleep(seconds);
+	read_irqs(&b);
+	if (call) {
+		atomic_store(&c.stop, 1);
+		pthread_join(t, NULL);
+	}
+	if (dfd >= 0)
+		close(dfd);
+	print_irqs(what, &a, &b, seconds);
+}
+
+static void bench_calls(int fd, const char *load, uint32_t flags,
+			const char *name, int seconds)
+{
+	static uint64_t v[MAX_SAMPLES];
+	uint64_t end = mono_ns() + seconds * 1000000000ULL, t0, ns;
+	size_t n = 0;
+
+	while (mono_ns() < end && n < MAX_SAMPLES) {
+		t0 = mono_ns();
+		if (horizon(fd, flags, &ns))
+			break;
+		v[n++] = mono_ns() - t0;
+	}
+	printf("%-8s %-10s %-24s %8zu %12.1f %12.1f\n", load, "ioctl", name, n,
+	       pct(v, n, 50) / 1e3, pct(v, n, 99) / 1e3);
+}
+
+static void bench_age(int fd, const struct perfclock_page *pg,
+		      const char *load, int seconds)
+{
+	static uint64_t v[MAX_SAMPLES];
+	uint64_t end = mono_ns() + seconds * 1000000000ULL, h, now;
+	size_t n = 0;
+
+	while (mono_ns() < end && n < MAX_SAMPLES) {
+		if (!page_horizon(pg, &h)) {
+			now = now_ns(fd);
+			if (now > h)
+				v[n++] = now - h;
+		}
+		usleep(1000);
+	}
+	printf("%-8s %-10s %-24s %8zu %12.1f %12.1f\n", load, "page", "horizon age",
+	       n, pct(v, n, 50) / 1e3, pct(v, n, 99) / 1e3);
+}
+
+int main(int argc, char **argv)
+{
+	const char *regime = argc > 1 ? argv[1] : "?";
+	int seconds = argc > 2 ? atoi(argv[2]) : 5;
+	const struct perfclock_page *pg;
+	int fd;
+
+	ncpus = sysconf(_SC_NPROCESSORS_ONLN);
+	if (ncpus > MAX_CPUS)
+		ncpus = MAX_CPUS;
+
+	/* Cost to the machine first, before this process holds the device. */
+	printf("# regime %s, %d CPUs: interrupts per second, all CPUs (LOC: sum and busiest CPU)\n",
+	       regime, ncpus);
+	printf("%-34s %10s %10s %12s %12s\n", "state", "CAL", "RES", "LOC", "LOC max");
+	measure_irqs("device closed", seconds, -1, 0, 0, 0);
+	measure_irqs("device open (page horizon fresh)", seconds, -1, 1, 0, 0);
+
+	fd = open(PERFCLOCK_DEVICE_PATH, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		perror(PERFCLOCK_DEVICE_PATH);
+		return 1;
+	}
+	measure_irqs("loop of normal GET_HORIZON", seconds, fd, 0, 1, 0);
+	measure_irqs("loop of expedited GET_HORIZON", seconds, fd, 0, 1,
+		     PERFCLOCK_HORIZON_EXPEDITED);
+
+	pg = mmap(NULL, sysconf(_SC_PAGESIZE), PROT_READ, MAP_SHARED, fd, 0);
+	if (pg == MAP_FAILED) {
+		perror("mmap");
+		return 1;
+	}
+
+	printf("# regime %s: the barrier (microseconds)\n", regime);
+	printf("%-8s %-10s %-24s %8s %12s %12s\n", "load", "path", "what", "n",
+	       "p50 us", "p99 us");
+	for (int busy = 0; busy < 2; busy++) {
+		const char *load = busy ? "busy" : "idle";
+
+		if (busy)
+			load_start();
+		bench_calls(fd, load, 0, "normal grace period", seconds);
+		bench_calls(fd, load, PERFCLOCK_HORIZON_EXPEDITED,
+			    "expedited grace period", seconds);
+		bench_age(fd, pg, load, seconds);
+		if (busy)
+			load_stop();
+	}
+	return 0;
+}
