@@ -1,0 +1,320 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# scripts/check-perf.sh — what `make check-perf` runs: perf itself as
+# libperfclock's client. Stock and patched perf trace on the same load,
+# compared by the same counter (ordered_events::nr_unordered_events, which
+# the series' first patch prints at exit).
+#
+#   1. installs what is missing (scripts/deps.sh build vm lint perf);
+#   2. builds, from Debian's linux-source-6.1 tarball, with the patch
+#      series in patches/perf/:
+#        - stock perf: the series' stock-semantics patches only (every
+#          patch before the one that adds LIBPERFCLOCK: the out-of-order
+#          report, perf trace -k, the kvm report), static;
+#        - patched perf: the whole series, LIBPERFCLOCK=1, linked with
+#          libperfclock (user/, installed into the cache and found through
+#          its libperfclock.pc), static;
+#        - patched perf in perf's default configuration (dynamic, every
+#          feature this machine has), to prove the series builds there.
+#      The static builds run both in the busybox guest and on the host.
+#      Build trees are cached outside the clone, in
+#      $PERFCLOCK_CACHE/perf-KEY, KEY hashing the tarball, the patches,
+#      the library sources (patched builds), the compiler and this recipe:
+#      a second run reuses them;
+#   3. boots the guest (scripts/vm.sh, Debian's cloud kernel matching the
+#      headers, the module built from a private copy of module/) with
+#      tsc=reliable (stable sched_clock) and without (unstable), and in
+#      each runs scripts/perf-guest-run.sh: stock then patched perf trace
+#      -a --sort-events on `perf bench sched messaging`, with the device
+#      backend (--perfclock) and with -k mono, and with the reader stopped
+#      by SIGSTOP;
+#   4. on the host (no module: -k mono, libperfclock's estimated horizon):
+#      the same messaging load, and perf trace stopped by SIGSTOP 2 s three
+#      times under `stress-ng --switch`.
+#
+# For each run pair it prints
+#   # perf-trace scenario=NAME regime=R backend=B stock_ooo=N patched_ooo=M stock_lost=N patched_lost=M events=N
+#   # perf-lag scenario=NAME regime=R backend=B stock_lag_mean_ms=X stock_lag_max_ms=X patched_lag_mean_ms=X patched_lag_max_ms=X patched_rule="..."
+# (events: what patched perf read; lag: how far behind the newest queued
+# event the output ran when each event was delivered), and TAP: a run
+# fails if patched perf had any out-of-order event or did not run; the
+# check fails if no scenario made stock perf show any (the comparison
+# would then show nothing). Last line: "N passed, N failed, N skipped".
+#
+# Environment:
+#   PERFCLOCK_CACHE  cache root (default /var/cache/perfclock)
+#   JOBS             make -j for perf (default 2)
+#   GUEST_TIMEOUT    seconds per guest boot (default 900)
+#   GUEST_LOOPS      perf bench sched messaging -l in the guest (default 1000)
+#   HOST_SECONDS     length of the host stall scenario (default 12)
+#   PERF_SKIP        space-separated steps to skip: guest host full
+# Logs: build/perf/.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+top=$(pwd)
+
+TARBALL=${KERNEL_SRC_TARBALL:-/usr/src/linux-source-6.1.tar.xz}
+TOPDIR=linux-source-6.1
+CACHE=${PERFCLOCK_CACHE:-/var/cache/perfclock}
+JOBS=${JOBS:-2}
+GUEST_TIMEOUT=${GUEST_TIMEOUT:-900}
+GUEST_LOOPS=${GUEST_LOOPS:-1000}
+HOST_SECONDS=${HOST_SECONDS:-12}
+PERF_SKIP=${PERF_SKIP:-}
+# Bump when the way perf is built changes (the patches and the library
+# are hashed themselves).
+RECIPE=1
+# What perf needs from the kernel tree (tools/perf/MANIFEST, plus the
+# headers its check-headers.sh compares with).
+MEMBERS="tools scripts kernel/bpf include arch/x86/include arch/x86/lib arch/x86/entry/syscalls Makefile"
+STATIC_FLAGS="LDFLAGS=-static NO_LIBPYTHON=1 NO_LIBPERL=1 NO_SLANG=1 NO_LIBUNWIND=1
+	NO_LIBBABELTRACE=1 NO_LIBCRYPTO=1 NO_LIBBPF=1 NO_LIBNUMA=1 NO_LIBCAP=1 NO_AIO=1
+	NO_SDT=1 NO_JVMTI=1 NO_LIBBFD=1"
+
+log=build/perf
+rm -rf "$log"
+mkdir -p "$log"
+TAP_PREFIX="perf: "
+. scripts/tap-lib.sh
+skip() { case " $PERF_SKIP " in *" $1 "*) return 0 ;; esac; return 1; }
+
+echo "TAP version 13"
+
+# ---- packages ------------------------------------------------------------------
+scripts/deps.sh build vm lint perf >&2
+result $? "packages installed"
+[ "$failed" -eq 0 ] || finish
+
+[ -n "${KDIR:-}" ] && [ -d "$KDIR" ] || KDIR=$(make -s --no-print-directory print-kdir)
+kver=$(sed -n 's/^#define UTS_RELEASE "\(.*\)"$/\1/p' "$KDIR/include/generated/utsrelease.h" 2>/dev/null)
+vmlinuz=/boot/vmlinuz-$kver
+if [ -n "$kver" ] && [ ! -e "$vmlinuz" ]; then
+	echo "perfclock: installing linux-image-$kver (the guest kernel matching $KDIR)" >&2
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
+		"linux-image-$kver" </dev/null >&2
+fi
+
+# ---- the source, extracted once per tarball ------------------------------------
+patches=(patches/perf/0*.patch)
+stock_patches=()
+for p in "${patches[@]}"; do
+	grep -q '^+ifdef LIBPERFCLOCK' "$p" && break
+	stock_patches+=("$p")
+done
+echo "# series: ${#patches[@]} patches, the first ${#stock_patches[@]} are stock semantics"
+
+stamp="$(stat -c '%s %Y' "$TARBALL") $MEMBERS"
+src_key=$(echo "$stamp" | sha256sum | cut -c1-16)
+src_root=$CACHE/perf-src/$src_key
+mkdir -p "$CACHE"
+exec 9>"$CACHE/perf.lock"
+flock 9		# one perf build at a time per cache; a second run waits, then reuses
+if [ ! -f "$src_root/.done" ]; then
+	echo "# extracting tools/ and headers from $TARBALL"
+	rm -rf "$src_root" && mkdir -p "$src_root"
+	members=()
+	for m in $MEMBERS; do members+=("$TOPDIR/$m"); done
+	tar -xJf "$TARBALL" -C "$src_root" "${members[@]}"
+	st=$?
+	result $st "extract tools/perf from $TARBALL"
+	[ $st -eq 0 ] || finish
+	touch "$src_root/.done"
+fi
+src=$src_root/$TOPDIR
+
+# ---- libperfclock, installed into the cache ------------------------------------
+lib_files=(user/libperfclock.c user/libperfclock.h user/ring.c user/queue.c
+	user/internal.h user/perfclock_page.h user/Makefile user/libperfclock.pc.in
+	user/libperfclock.map module/perfclock_ioctl.h VERSION)
+lib_key=$(cat "${lib_files[@]}" | sha256sum | cut -c1-16)
+lib_prefix=$CACHE/perf-lib-$lib_key
+if [ ! -f "$lib_prefix/.done" ]; then
+	rm -rf "$log/lib-src" "$lib_prefix"
+	mkdir -p "$log/lib-src/user"
+	cp -r module VERSION "$log/lib-src/"
+	for f in "${lib_files[@]}"; do
+		case $f in user/*) cp "$f" "$log/lib-src/user/" ;; esac
+	done
+	make -C "$log/lib-src/user" --no-print-directory install PREFIX="$lib_prefix" \
+		> "$log/lib.log" 2>&1
+	st=$?
+	[ $st -eq 0 ] && touch "$lib_prefix/.done"
+	[ $st -eq 0 ] || tail -n 20 "$log/lib.log" | sed 's/^/# /'
+	result $st "libperfclock built and installed into $lib_prefix"
+else
+	result 0 "libperfclock (cached, $lib_key)"
+fi
+export PKG_CONFIG_PATH=$lib_prefix/lib/pkgconfig
+
+# ---- perf builds ----------------------------------------------------------------
+# build_perf NAME KIND PATCH... : KIND is static-stock, static-patched or
+# full-patched; sets $perf_bin to the binary.
+gcc_v=$(gcc --version | head -n 1)
+build_perf() {
+	local name=$1 kind=$2 key tree st t0 flags=()
+	shift 2
+	key=$( { echo "$stamp"; dpkg-query -W -f='${Version}\n' linux-source-6.1 2>/dev/null;
+		cat "$@"; echo "$kind $gcc_v recipe $RECIPE";
+		case $kind in *patched) echo "lib $lib_key" ;; esac; } | sha256sum | cut -c1-16)
+	tree=$CACHE/perf-$key
+	perf_bin=$tree/out/perf
+	if [ -f "$tree/.perfclock-built" ]; then
+		result 0 "$name perf (cached, $tree)"
+		return 0
+	fi
+	rm -rf "$tree" && mkdir -p "$tree/out"
+	cp -a "$src" "$tree/src"
+	st=0
+	for p in "$@"; do
+		patch -d "$tree/src" -p1 -s --no-backup-if-mismatch < "$p" >> "$log/$name-patch.log" 2>&1 ||
+			{ echo "# $p does not apply"; st=1; }
+	done
+	result $st "$name: ${#@} patches apply to $TOPDIR"
+	[ $st -eq 0 ] || return 1
+	case $kind in
+	static-*) flags=($STATIC_FLAGS) ;;
+	esac
+	case $kind in
+	*-patched) flags+=(LIBPERFCLOCK=1) ;;
+	esac
+	t0=$(date +%s)
+	if [ "${flags[0]:-}" = LDFLAGS=-static ]; then
+		make -C "$tree/src/tools/perf" O="$tree/out" -j"$JOBS" WERROR=0 "${flags[@]}" \
+			"$tree/out/perf" > "$log/$name-build.log" 2>&1
+	else
+		make -C "$tree/src/tools/perf" O="$tree/out" -j"$JOBS" NO_LIBBFD=1 WERROR=0 \
+			"${flags[@]}" > "$log/$name-build.log" 2>&1
+	fi
+	st=$?
+	[ $st -eq 0 ] || grep -E 'error|Error' "$log/$name-build.log" | head -n 20 | sed 's/^/# /'
+	result $st "$name perf builds ($kind, $(( $(date +%s) - t0 )) s)"
+	[ $st -eq 0 ] || return 1
+	rm -rf "$tree/src"	# the objects and the binary are what is reused
+	touch "$tree/.perfclock-built"
+}
+
+build_perf stock static-stock "${stock_patches[@]}"
+stock_perf=$perf_bin
+build_perf patched static-patched "${patches[@]}"
+patched_perf=$perf_bin
+if ! skip full; then
+	build_perf patched-full full-patched "${patches[@]}"
+	full_perf=$perf_bin
+	if [ -x "$full_perf" ]; then
+		opts=$(LD_LIBRARY_PATH=$lib_prefix/lib "$full_perf" version --build-options 2>&1)
+		echo "$opts" | grep -q 'libperfclock: \[ on' 
+		result $? "patched perf (default configuration) reports libperfclock: [ on ]"
+	fi
+fi
+flock -u 9
+[ -x "$stock_perf" ] && [ -x "$patched_perf" ] || finish
+
+# has_opt BINARY "SUBCOMMAND..." OPTION (-h exits 129: don't pipe it under pipefail)
+has_opt() {
+	local help
+	# shellcheck disable=SC2086
+	help=$("$1" $2 -h 2>&1)
+	grep -q -- "$3" <<<"$help"
+}
+has_opt "$stock_perf" trace --clockid
+result $? "stock perf trace has -k/--clockid"
+has_opt "$patched_perf" trace --clockid
+result $? "patched perf trace has -k/--clockid"
+has_opt "$patched_perf" trace --perfclock
+result $? "patched perf trace has --perfclock"
+has_opt "$patched_perf" "kvm stat live" --perfclock
+result $? "patched perf kvm stat live has --perfclock"
+
+# ---- results --------------------------------------------------------------------
+stock_seen=0
+# field LINE NAME: the number after "NAME" in perf's "Sorted events:" line.
+num() { echo "$1" | sed -n "s/.* \([0-9][0-9.]*\) $2.*/\1/p"; }
+lag() { echo "$1" | sed -n "s/.*$2 \([0-9.]*\) ms.*/\1/p"; }
+# report WHERE REGIME FILE: the PERFRUN lines of one run of perf-guest-run.sh.
+report() {
+	local where=$1 regime=$2 file=$3 pairs sc be s p so po ev rule desc st
+	pairs=$(sed -n 's/^PERFRUN scenario=\([^ ]*\) backend=\([^ ]*\) .*/\1:\2/p' "$file" | sort -u)
+	for pair in $pairs; do
+		sc=${pair%:*} be=${pair#*:}
+		s=$(grep "^PERFRUN scenario=$sc backend=$be build=stock " "$file" | tail -n 1)
+		p=$(grep "^PERFRUN scenario=$sc backend=$be build=patched " "$file" | tail -n 1)
+		rule=$(grep "^PERFRULE scenario=$sc backend=$be build=patched " "$file" | tail -n 1 |
+			sed 's/.*Flushed at: //')
+		so=$(num "$s" 'out of order') po=$(num "$p" 'out of order')
+		ev=$(num "$p" 'events,')
+		echo "# perf-trace scenario=$sc regime=$regime backend=$be stock_ooo=${so:-?} patched_ooo=${po:-?} stock_lost=$(num "$s" lost) patched_lost=$(num "$p" lost) events=${ev:-?}"
+		echo "# perf-lag scenario=$sc regime=$regime backend=$be stock_lag_mean_ms=$(lag "$s" mean) stock_lag_max_ms=$(lag "$s" max) patched_lag_mean_ms=$(lag "$p" mean) patched_lag_max_ms=$(lag "$p" max) stock_events=$(num "$s" 'events,') patched_rule=\"$rule\""
+		desc="$where $regime $sc $be"
+		st=1
+		[ -n "$so" ] && [ "$(num "$s" 'events,')" -gt 0 ] && st=0
+		result $st "$desc: stock perf trace ran (${so:-no} out-of-order events)"
+		[ -n "$so" ] && [ "$so" -gt 0 ] && stock_seen=$((stock_seen + 1))
+		st=1
+		[ -n "$po" ] && [ "$po" -eq 0 ] && [ "${ev:-0}" -gt 0 ] && st=0
+		result $st "$desc: patched perf trace ran with no out-of-order event (${po:-no run}, ${ev:-0} events)"
+		case $be in
+		device)
+			echo "$rule" | grep -q 'exact'
+			result $? "$desc: patched perf used an exact horizon ($rule)"
+			;;
+		esac
+	done
+}
+
+# ---- the guest -------------------------------------------------------------------
+if ! skip guest; then
+	msrc=$log/module-src
+	mkdir -p "$msrc"
+	cp -r Makefile Kbuild VERSION module "$msrc/"
+	rm -f "$msrc"/module/*.o "$msrc"/module/*.ko "$msrc"/module/*.mod* "$msrc"/module/.*.cmd
+	make -C "$msrc" --no-print-directory module KDIR="$KDIR" > "$log/module.log" 2>&1
+	st=$?
+	[ $st -eq 0 ] || tail -n 20 "$log/module.log" | sed 's/^/# /'
+	result $st "module builds for $kver (private copy of module/)"
+	payload=$log/payload
+	mkdir -p "$payload"
+	cp scripts/perf-guest-run.sh "$payload/run.sh"
+	cp "$stock_perf" "$payload/perf-stock"
+	cp "$patched_perf" "$payload/perf-patched"
+	cp "$msrc/module/perfclock.ko" "$payload/"
+	cat > "$payload/perf.env" <<EOF
+SCENARIOS="msg:device msg:mono stall:device"
+LOOPS=$GUEST_LOOPS
+STALLS=2
+RUN_TIMEOUT=240
+EOF
+	for regime in stable unstable; do
+		append=''
+		[ $regime = stable ] && append='tsc=reliable'
+		g0=$(date +%s)
+		scripts/vm.sh --kernel "$vmlinuz" --payload "$payload" --out "$log/$regime" \
+			--append "$append" --mem 2048 --timeout "$GUEST_TIMEOUT" \
+			> "$log/guest-$regime.out" 2> "$log/guest-$regime.err"
+		st=$?
+		grep '^#' "$log/guest-$regime.out"
+		[ $st -eq 0 ] || sed 's/^/# /' "$log/guest-$regime.err" | tail -n 40
+		result $st "guest $regime: boots, runs every perf session and powers off ($(( $(date +%s) - g0 )) s; vm.sh exit $st)"
+		report guest "$regime" "$log/guest-$regime.out"
+	done
+fi
+
+# ---- the host ----------------------------------------------------------------------
+if ! skip host; then
+	if ! mountpoint -q /sys/kernel/tracing; then
+		mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null
+	fi
+	h0=$(date +%s)
+	PERF_HOST=1 PERF_DIR=$top/$log/host PERF_STOCK=$stock_perf PERF_PATCHED=$patched_perf \
+		SCENARIOS="msg:mono stall:mono" LOOPS=2000 STALLS=3 RUN_TIMEOUT=120 \
+		STALL_LOAD="stress-ng --switch 2 --timeout ${HOST_SECONDS}s --quiet" \
+		timeout 900 sh scripts/perf-guest-run.sh > "$log/host.out" 2>&1
+	st=$?
+	grep '^#' "$log/host.out"
+	result $st "host: perf sessions ran ($(( $(date +%s) - h0 )) s)"
+	report host "host-$(uname -r)" "$log/host.out"
+fi
+
+[ $stock_seen -gt 0 ]
+result $? "stock perf trace shows out-of-order events in at least one scenario ($stock_seen)"
+finish
