@@ -20,6 +20,10 @@
 #                        injection under a debug kernel (KASAN, lockdep,
 #                        UBSAN, kmemleak) built from linux-source-6.1 and
 #                        cached in /var/cache/perfclock; FUZZ_SECONDS=
+#   make check-perf      perf itself as the client: stock and patched perf
+#                        (patches/perf/ on linux-source-6.1, cached in
+#                        /var/cache/perfclock) on the same load, in QEMU
+#                        guests (both clock regimes) and on the host
 #
 # The kernel tree: KDIR= wins; else KERNELRELEASE= (as DKMS passes it)
 # gives /lib/modules/$(KERNELRELEASE)/build; else the running kernel's
@@ -47,7 +51,7 @@ endif
 KBUILD_ARGS := -C $(KDIR) M=$(CURDIR) KCFLAGS='$(KCFLAGS) -DPERFCLOCK_VERSION=\"$(VERSION)\"'
 
 .PHONY: all module user selftests demo check check-kernel lint bench install clean kdir-check print-kdir \
-	dkms-install dkms-remove dkms-deb check-dkms check-debug
+	dkms-install dkms-remove dkms-deb check-dkms check-debug check-perf
 
 all: module user selftests
 
@@ -103,6 +107,9 @@ check-dkms:
 
 check-debug:
 	scripts/check-debug.sh
+
+check-perf:
+	KDIR=$(KDIR) scripts/check-perf.sh
 
 clean:
 	-[ -d "$(KDIR)" ] && $(MAKE) $(KBUILD_ARGS) clean

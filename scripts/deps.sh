@@ -1,7 +1,7 @@
 #!/bin/bash
 # scripts/deps.sh GROUP... — install the Debian 12 packages a step needs.
 #
-# Groups: build vm lint user bench (any number, in any order).
+# Groups: build vm lint user bench perf (any number, in any order).
 #
 # Idempotent: a package already in state "install ok installed" is left alone,
 # so a fully provisioned machine pays one dpkg-query call and nothing else.
@@ -14,7 +14,7 @@
 set -euo pipefail
 
 usage() {
-	echo "usage: $0 GROUP...   (groups: build vm lint user bench)" >&2
+	echo "usage: $0 GROUP...   (groups: build vm lint user bench perf)" >&2
 	exit 64
 }
 
@@ -27,6 +27,9 @@ group_pkgs() {
 	lint)  echo linux-source-6.1 perl ;;
 	user)  echo liburcu-dev clang libclang-rt-14-dev valgrind ;;
 	bench) echo gnuplot-nox ;;
+	# perf from linux-source-6.1 (make check-perf), and its host load
+	perf)  echo flex bison libelf-dev libdw-dev libunwind-dev libnuma-dev libslang2-dev \
+		libzstd-dev libcap-dev pkg-config stress-ng ;;
 	*)     echo "perfclock: unknown dependency group '$1'" >&2; usage ;;
 	esac
 }
