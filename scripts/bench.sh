@@ -8,7 +8,9 @@
 #      clock regime, so that ratios within a boot compare paths, then the
 #      long liburcu stress runs (2 min of clock torture, 30 s per drain
 #      mode) in the same boot;
-#   2. the library's queue throughput (make -C user bench), on the host;
+#   2. the library's queue throughput (make -C user bench), on the host,
+#      and against perf's own util/ordered-events.c compiled from
+#      linux-source-6.1 (bench/perf-ordered-events/run.sh);
 #   3. the live demo in both regimes, plotted (build/demo/demo.png).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -55,6 +57,8 @@ if [ -f user/Makefile ]; then
 	echo "== library queue throughput (host)"
 	make --no-print-directory -C user bench || rc=1
 fi
+echo "== library queue vs perf's own util/ordered-events.c (host)"
+bench/perf-ordered-events/run.sh || rc=1
 echo "== the live demo, plotted"
 scripts/demo.sh || rc=1
 scripts/demo-plot.sh || rc=1
