@@ -386,8 +386,13 @@ struct perfclock_queue_config {
 	 * Bytes of queued events (entries plus copies) allowed. When a push
 	 * would exceed it, the oldest events are emitted at once with
 	 * PERFCLOCK_EVENT_FORCED (counted in forced) until it fits; the
-	 * queue never refuses an event nor allocates past the cap (except
-	 * for a single event larger than the cap).
+	 * queue never refuses an event for it. Over the cap by one event:
+	 * a single event larger than the cap, or a push whose forced flush
+	 * a failing callback stopped (the event is queued all the same and
+	 * the callback's error returned). What the cap does NOT count: the
+	 * per-source arrays and the copies' slab grow to the largest backlog
+	 * seen and are kept until perfclock_queue_free(), so that a steady
+	 * state allocates nothing.
 	 */
 	uint64_t mem_cap_bytes;		/* default: DEFAULT_MEM_CAP */
 	perfclock_deliver_fn deliver;
@@ -406,7 +411,9 @@ void perfclock_queue_free(struct perfclock_queue *q);
 /*
  * Queue one event of a source. Copies size bytes of data (unless
  * NOCOPY). A late event is delivered before this returns (flagged).
- * Returns 0, -EINVAL (bad source), -ENOMEM, or the callback's value.
+ * Returns 0, -EINVAL (bad source), -ENOMEM (nothing changed: the event is
+ * not queued, not counted), or the callback's value (a late delivery or
+ * a forced flush failed; the event is delivered or queued all the same).
  */
 int perfclock_queue_push(struct perfclock_queue *q, uint32_t source,
 			 uint64_t time, const void *data, uint32_t size);

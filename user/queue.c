@@ -451,6 +451,32 @@ PERFCLOCK_API void perfclock_queue_free(struct perfclock_queue *q)
 	free(q);
 }
 
+/* The push is taken: its statistics and its source's state. */
+static void account_push(struct perfclock_queue *q, struct qsrc *s,
+			 uint64_t time)
+{
+	q->st.pushed++;
+	if (q->limit_valid && time < q->st.last_limit)
+		q->st.below_horizon++;
+	if (s->pushed_any && time < s->last_pushed)
+		q->st.out_of_order_in_source++;
+	s->last_pushed = time;
+	s->pushed_any = 1;
+}
+
+/* Too late to keep order: deliver now, flagged, never dropped. */
+static int deliver_late(struct perfclock_queue *q, struct qsrc *s,
+			const struct qent *e)
+{
+	uint64_t lateness = q->st.last_emitted - e->time;
+
+	account_push(q, s, e->time);
+	q->st.late++;
+	if (lateness > q->st.worst_lateness_ns)
+		q->st.worst_lateness_ns = lateness;
+	return deliver(q, e, PERFCLOCK_EVENT_LATE, lateness);
+}
+
 PERFCLOCK_API int perfclock_queue_push(struct perfclock_queue *q,
 				       uint32_t source, uint64_t time,
 				       const void *data, uint32_t size)
@@ -458,54 +484,45 @@ PERFCLOCK_API int perfclock_queue_push(struct perfclock_queue *q,
 	struct qsrc *s;
 	struct qent e;
 	uint64_t need;
-	int ret;
+	int ret, cb_err = 0;
 
 	if (!q || source >= q->cfg.nr_sources || (size && !data) ||
 	    size > SLAB_MAX_SIZE)
 		return -EINVAL;
 	s = &q->src[source];
-	q->st.pushed++;
 
 	e.time = time;
-	e.seq = q->seq++;
+	e.seq = q->seq;
 	e.size = size;
 	e.source = source;
 	e.data = data;
 
-	if (q->limit_valid && time < q->st.last_limit)
-		q->st.below_horizon++;
-	if (s->pushed_any && time < s->last_pushed)
-		q->st.out_of_order_in_source++;
-	s->last_pushed = time;
-	s->pushed_any = 1;
-
-	/* Too late to keep order: deliver now, flagged, never dropped. */
 	if (q->emitted_any && time < q->st.last_emitted) {
-		uint64_t lateness = q->st.last_emitted - time;
-
-		q->st.late++;
-		if (lateness > q->st.worst_lateness_ns)
-			q->st.worst_lateness_ns = lateness;
-		return deliver(q, &e, PERFCLOCK_EVENT_LATE, lateness);
+		q->seq++;
+		return deliver_late(q, s, &e);
 	}
 
-	/* Memory cap: emit the oldest until this one fits. */
+	/*
+	 * Memory cap: emit the oldest until this one fits. A callback that
+	 * fails stops the forced flush, not the push: the event is queued
+	 * (over the cap by this one) and the callback's error returned.
+	 */
 	need = ent_mem(q, size);
 	while (q->st.queued && q->st.mem_bytes + need > q->cfg.mem_cap_bytes) {
 		ret = emit_one(q, PERFCLOCK_EVENT_FORCED);
-		if (ret < 0)
-			return ret;
-		/* The forced flush may have made this event late. */
-		if (time < q->st.last_emitted) {
-			uint64_t lateness = q->st.last_emitted - time;
-
-			q->st.late++;
-			if (lateness > q->st.worst_lateness_ns)
-				q->st.worst_lateness_ns = lateness;
-			return deliver(q, &e, PERFCLOCK_EVENT_LATE, lateness);
+		if (ret < 0) {
+			cb_err = ret;
+			break;
 		}
 	}
+	/* The forced flush may have made this event late. */
+	if (q->emitted_any && time < q->st.last_emitted) {
+		q->seq++;
+		ret = deliver_late(q, s, &e);
+		return cb_err ? cb_err : ret;
+	}
 
+	/* Nothing changes before here if memory runs out. */
 	if (!(q->cfg.flags & PERFCLOCK_QUEUE_NOCOPY) && size) {
 		void *copy = slab_alloc(&q->slab, slab_class(size));
 
@@ -527,11 +544,13 @@ PERFCLOCK_API int perfclock_queue_push(struct perfclock_queue *q,
 			slab_free(&q->slab, slab_class(size), (void *)e.data);
 		return ret;
 	}
+	q->seq++;
+	account_push(q, s, time);
 	q->st.queued++;
 	q->st.mem_bytes += need;
 	if (q->st.mem_bytes > q->st.mem_peak_bytes)
 		q->st.mem_peak_bytes = q->st.mem_bytes;
-	return 0;
+	return cb_err;
 }
 
 PERFCLOCK_API int64_t perfclock_queue_flush_until(struct perfclock_queue *q,

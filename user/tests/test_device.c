@@ -64,16 +64,25 @@ void *__wrap_realloc(void *p, size_t n);
 void *__real_calloc(size_t a, size_t b);
 void *__wrap_calloc(size_t a, size_t b);
 static unsigned long n_alloc;
+static int fail_alloc;	/* malloc and realloc fail: ENOMEM paths */
 
 void *__wrap_malloc(size_t n)
 {
 	n_alloc++;
+	if (fail_alloc) {
+		errno = ENOMEM;
+		return NULL;
+	}
 	return __real_malloc(n);
 }
 
 void *__wrap_realloc(void *p, size_t n)
 {
 	n_alloc++;
+	if (fail_alloc) {
+		errno = ENOMEM;
+		return NULL;
+	}
 	return __real_realloc(p, n);
 }
 
@@ -263,6 +272,34 @@ static void test_steady_state(struct perfclock *c)
 	}
 	tap_ok(n_alloc == before,
 	       "device: clock reads and horizons allocate nothing");
+
+	/*
+	 * Out of memory: a push that cannot be queued changes nothing
+	 * (issue 13: the source's state used to be updated for it).
+	 */
+	{
+		struct perfclock_queue_stats st;
+		uint64_t j;
+		int ret;
+
+		perfclock_queue_config_init(&cfg);
+		cfg.nr_sources = 1;
+		cfg.deliver = ignore;
+		q = perfclock_queue_new(&cfg);
+		for (j = 0; j < 64; j++)	/* fills the first FIFO array */
+			perfclock_queue_push(q, 0, 1000 + j, rec, 8);
+		fail_alloc = 1;
+		/* below the last push: it would count as out of order */
+		ret = perfclock_queue_push(q, 0, 500, rec, 300);
+		fail_alloc = 0;
+		perfclock_queue_get_stats(q, &st);
+		tap_ok(ret == -ENOMEM && st.pushed == 64 && st.queued == 64 &&
+		       st.out_of_order_in_source == 0,
+		       "queue: a push that runs out of memory is -ENOMEM and changes nothing (pushed %llu, out of order %llu)",
+		       (unsigned long long)st.pushed,
+		       (unsigned long long)st.out_of_order_in_source);
+		perfclock_queue_free(q);
+	}
 }
 
 static int count_fds(void)

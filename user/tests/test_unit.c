@@ -738,6 +738,43 @@ static void test_queue_memcap(void)
 	       (unsigned long long)st.late);
 	perfclock_queue_free(q);
 	synth_rec_free(&rec);
+
+	/*
+	 * The callback fails during a forced flush: the push still queues
+	 * its event (issue 13: it used to be lost) and returns the error.
+	 */
+	{
+		struct collect c;
+		int pushes = 0, errs = 0, k;
+
+		memset(&c, 0, sizeof(c));
+		perfclock_queue_config_init(&cfg);
+		cfg.nr_sources = 1;
+		cfg.deliver = collect_cb;
+		cfg.arg = &c;
+		cfg.mem_cap_bytes = 256;
+		q = perfclock_queue_new(&cfg);
+		c.stop_at = 3;
+		for (k = 0; k < 20; k++) {
+			id = (uint32_t)k;
+			if (perfclock_queue_push(q, 0, 100 + (uint64_t)k, &id, 4) == -EINTR)
+				errs++;
+			pushes++;
+			if (errs)
+				break;
+		}
+		perfclock_queue_get_stats(q, &st);
+		c.stop_at = 0;
+		ok = errs == 1 && st.pushed == (uint64_t)pushes &&
+		     st.emitted + st.queued == st.pushed;
+		ok = ok && perfclock_queue_flush_all(q) == (int64_t)st.queued;
+		/* the event handed to the failing call counts as delivered */
+		tap_ok(ok && c.n == pushes - 1 &&
+		       c.id[c.n - 1] == (uint32_t)pushes - 1,
+		       "queue: a callback failing in a forced flush: the push returns its error, and its event is still queued and delivered (%d pushed, %d taken by the callback + 1 refused)",
+		       pushes, c.n);
+		perfclock_queue_free(q);
+	}
 }
 
 /* ------------------------------------------------------------------ */
