@@ -1227,7 +1227,7 @@ int main(int argc, char **argv)
 	fflush(stdout);
 
 	kernel_counts(&kc);
-	/* The device's skew bound can have grown while we ran. */
+	/* The device's skew estimate can have grown while we ran. */
 	err = perfclock_get_info(clk, &ci);
 	if (err)
 		die("perfclock_get_info: %s", strerror(-err));

@@ -3,7 +3,10 @@
  * The clock page's reader, as static inline functions: the one
  * implementation of the read protocol documented in perfclock_ioctl.h,
  * shared by libperfclock (which wraps it in exported functions) and by
- * programs that want the read inlined (the selftests, benchmarks).
+ * programs that want the read inlined (the selftests, benchmarks):
+ * perfclock_page_read() (the seq loop: a consistent snapshot, with the
+ * flush horizon of one clock), perfclock_page_horizon() on top of it, and
+ * perfclock_page_read_now(), whose first try is inlined.
  *
  * Nothing here makes a system call or allocates.
  */

@@ -9,9 +9,10 @@
  *    valid) and perfclock_read_ioctl(), with events opened without
  *    use_clockid (perf stamps them with local_clock());
  *  - monotonic per path on one CPU;
- *  - causal across CPUs within the advertised skew bound;
+ *  - causal across CPUs within the advertised skew estimate (judged
+ *    against the value read at the start: it only grows);
  *  - the lower bound never exceeds a later exact read on any CPU
- *    (minus nothing: it already has the skew bound off);
+ *    (minus nothing: it already has the skew estimate off);
  *  - check_attr: the device matches attrs without use_clockid only;
  *  - the flush horizon: exact (the module's flag), monotone, never above
  *    a clock read taken after it, nor above a record produced after it;
@@ -425,7 +426,7 @@ int main(int argc, char **argv)
 	tap_ok(perfclock_get_info(clk, &info) == 0 &&
 	       info.backend == PERFCLOCK_BACKEND_DEVICE,
 	       "module: opened /dev/perfclock");
-	tap_diag("regime: %s, skew bound %llu ns, measured %llu ns, page %s, TSC %s",
+	tap_diag("regime: %s, skew estimate %llu ns, measured %llu ns, page %s, TSC %s",
 		 (info.flags & PERFCLOCK_CLOCK_GLOBAL) ? "stable" : "unstable",
 		 (unsigned long long)info.skew_estimate_ns,
 		 (unsigned long long)info.measured_skew_ns,
@@ -433,7 +434,7 @@ int main(int argc, char **argv)
 		 (info.flags & PERFCLOCK_CLOCK_PAGE_TSC_VALID) ? "valid" : "invalid");
 	tap_ok(((info.flags & PERFCLOCK_CLOCK_GLOBAL) != 0) ==
 	       (info.skew_estimate_ns == 0),
-	       "module: skew bound is zero exactly when sched_clock is stable");
+	       "module: skew estimate is zero exactly when sched_clock is stable");
 
 	memset(&a, 0, sizeof(a));
 	tap_ok(perfclock_check_attr(clk, &a) == 0,
