@@ -15,7 +15,8 @@
 
 #define KNOWN_TIME_FLAGS	PERFCLOCK_TIME_STABLE
 #define KNOWN_INFO_FLAGS	(PERFCLOCK_INFO_SCHED_CLOCK_STABLE | \
-				 PERFCLOCK_INFO_PAGE_TSC_VALID)
+				 PERFCLOCK_INFO_PAGE_TSC_VALID | \
+				 PERFCLOCK_INFO_HORIZON)
 
 FIXTURE(dev) {
 	int fd;
@@ -44,6 +45,7 @@ TEST_F(dev, info_fields)
 	EXPECT_EQ(PERFCLOCK_PAGE_VERSION, info->page_version);
 	EXPECT_EQ((uint32_t)sysconf(_SC_PAGESIZE), info->page_size);
 	EXPECT_EQ(0, info->flags & ~KNOWN_INFO_FLAGS);
+	EXPECT_TRUE(info->flags & PERFCLOCK_INFO_HORIZON);
 	for (i = 0; i < sizeof(info->reserved) / sizeof(info->reserved[0]); i++)
 		EXPECT_EQ(0, info->reserved[i]);
 	/* The module's default update_period_us=1000. */
