@@ -97,6 +97,10 @@
  *    kernel/events/core.c:perf_event_read_event() stamps the record
  *    before __perf_output_begin() enters its critical section, in
  *    preemptible context.
+ *  - PERF_RECORD_CALLCHAIN_DEFERRED (deferred user callchains, kernels
+ *    after 6.1): written from task work on the way back to user space;
+ *    the versions of that code seen while writing this do not all stamp
+ *    and commit inside one critical section, so it is not claimed.
  *  - Overwrite (write_backward) rings: the reader does not drain them
  *    forward; the guarantee about data_head still holds.
  *  - AUX area data: stamped by the hardware, not by perf_clock(). The
