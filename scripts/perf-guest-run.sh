@@ -27,6 +27,8 @@
 #   msg    perf bench sched messaging under perf trace -a --sort-events
 #   stall  the same load in the background while perf trace is stopped
 #          with SIGSTOP for 2 s, STALLS times
+#   light  a light load that the reader keeps up with (a shell waking
+#          every 10 ms for 3 s): for the output lag, not for disorder
 if [ "${PERF_HOST:-0}" = 1 ]; then
 	mkdir -p "$PERF_DIR" && cd "$PERF_DIR" || exit 1
 	tmp=$PERF_DIR
@@ -61,6 +63,12 @@ run() {
 		# perf trace forks the load and exits when it does.
 		timeout "$RUN_TIMEOUT" $perf trace $opts -- \
 			$perf bench sched messaging -g 1 -l "$LOOPS" >/dev/null 2>"$err"
+		rc=$?
+		;;
+	light)
+		timeout "$RUN_TIMEOUT" $perf trace $opts -- \
+			sh -c 'i=0; while [ $i -lt 300 ]; do sleep 0.01; i=$((i + 1)); done' \
+			>/dev/null 2>"$err"
 		rc=$?
 		;;
 	stall)
