@@ -80,6 +80,17 @@ step() {	# step "description" command...: one result for a command
 start=$(date +%s)
 echo "# libperfclock host tests ($(uname -r), $(nproc) CPUs)"
 
+# ---- the counting itself, on a known input (in a subshell) ----
+counts=$(n=0 passed=0 failed=0 skipped=0
+	printf 'ok - a\nok - b # SKIP why\nnot ok - c\nnoise\n' > "$log"
+	relay selfcheck 1 > /dev/null
+	echo "$n $passed $failed $skipped")
+if [ "$counts" = "3 1 1 1" ]; then
+	result ok "harness: a result marked SKIP counts as a skip, not a pass (3 results: 1 passed, 1 failed, 1 skipped)"
+else
+	result not-ok "harness: counted 'ok, ok # SKIP, not ok' as n/passed/failed/skipped $counts, not 3 1 1 1"
+fi
+
 # ---- build ----
 if ! $MAKE --no-print-directory EXTRA_WERROR=-Werror all > "$log" 2>&1; then
 	result not-ok "build: library, tests and bench with -Wall -Wextra -Werror"
