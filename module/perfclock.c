@@ -39,6 +39,7 @@
 
 #ifdef CONFIG_X86_TSC
 #include <linux/clocksource.h>
+#include <asm/hypervisor.h>
 #include <asm/tsc.h>
 #endif
 
@@ -75,13 +76,26 @@ MODULE_PARM_DESC(horizon_expedited,
 /*
  * How far behind local_clock() the page's TSC conversion may read: the
  * offset is derived from brackets of local_clock() between two TSC reads
- * and taken from the low side, so the page never reads ahead of the clock
- * and lags it by at most this much.
+ * on every CPU and taken from the lowest low side, so the page never
+ * reads ahead of the clock on any CPU, and the highest high side is at
+ * most this much above it.
  */
 #define PERFCLOCK_TSC_TOLERANCE_NS	250
-/* Brackets taken to derive the offset, and to check it on each CPU. */
+/* Brackets taken on each CPU to derive the offset; by the timer's check. */
 #define PERFCLOCK_DERIVE_SAMPLES	256
-#define PERFCLOCK_CHECK_SAMPLES		16
+#define PERFCLOCK_CHECK_SAMPLES		4
+/*
+ * A first open revalidates on every CPU (brackets with irqs off and an
+ * IPI to each) only if the last full validation is older than this; an
+ * open/close loop by any user costs then one per second, not one per open.
+ */
+#define PERFCLOCK_REVALIDATE_INTERVAL	HZ
+/*
+ * timer_lateness_ns is the worst lateness over the current and the
+ * previous window of this length, not since load: one VM pause or SMI
+ * inflates the skew estimate for 10 to 20 s, not for the module's life.
+ */
+#define PERFCLOCK_LATENESS_WINDOW_NS	(10 * NSEC_PER_SEC)
 /* IPI round trips per ordered pair of CPUs for the load-time skew check. */
 #define PERFCLOCK_SKEW_ROUNDS		64
 
@@ -125,11 +139,16 @@ static struct {
 	bool tsc_valid;
 	bool stable;
 	u64 measured_skew_ns;
-	u64 timer_lateness_ns;	/* high-water mark, see perfclock_skew_bound() */
+	/* max(lateness_cur, lateness_prev): see perfclock_skew_estimate() */
+	u64 timer_lateness_ns;
+	u64 lateness_cur;	/* worst in the window that began at ... */
+	u64 lateness_prev;	/* ... lateness_window, and in the one before */
+	ktime_t lateness_window;
 
 	/* Serializes open/release accounting and full revalidations. */
 	struct mutex mutex;
 	unsigned int users;
+	unsigned long validated_at;	/* jiffies of the last full validation */
 
 	/* The newest proven horizon, on the page (under lock). */
 	struct perfclock_horizon_sample horizon;
@@ -148,7 +167,7 @@ static struct {
 } perfclock;
 
 /*
- * The skew bound when sched_clock is unstable (kernel/sched/clock.c).
+ * The skew estimate when sched_clock is unstable (kernel/sched/clock.c).
  * Each CPU's clock is then scd->clock = clamp(tick_gtod + delta,
  * max(tick_gtod, old clock), max(old clock, tick_gtod + TICK_NSEC)),
  * where tick_gtod is ktime_get_ns() at that CPU's last sched_clock_tick()
@@ -163,27 +182,54 @@ static struct {
  * The lateness is near zero on bare metal but not in an overcommitted
  * virtual machine, where a vCPU's timer interrupts can arrive tens of
  * milliseconds late: the module measures it on its own hrtimer, which is
- * delivered like the tick, and keeps the worst value seen since load. A
- * nohz_full CPU running user space ticks only once a second: add that
- * when nohz_full is in use.
+ * delivered like the tick, and keeps the worst value of the last 10 to
+ * 20 s. A nohz_full CPU running user space ticks only once a second: add
+ * that when nohz_full is in use.
+ *
+ * An estimate, not a bound: the lateness of another CPU's tick is not
+ * this timer's, and a delay longer than any seen is not in it. Nothing
+ * exact depends on it: the flush horizon needs no skew figure.
  */
-static u64 perfclock_unstable_skew_bound(void)
+static u64 perfclock_unstable_skew_estimate(void)
 {
-	u64 bound = 2 * (u64)TICK_NSEC + perfclock.timer_lateness_ns;
+	u64 est = 2 * (u64)TICK_NSEC + perfclock.timer_lateness_ns;
 
 	if (tick_nohz_full_enabled())
-		bound += NSEC_PER_SEC;
-	return bound;
+		est += NSEC_PER_SEC;
+	return est;
 }
 
-static u64 perfclock_skew_bound(void)
+static u64 perfclock_skew_estimate(void)
 {
-	u64 bound;
+	u64 est;
 
 	if (perfclock.stable)
 		return 0;
-	bound = perfclock_unstable_skew_bound();
-	return max(bound, perfclock.measured_skew_ns);
+	est = perfclock_unstable_skew_estimate();
+	return max(est, perfclock.measured_skew_ns);
+}
+
+/* The timer is @late ns late at @now: keep the worst of a sliding window. */
+static void perfclock_note_lateness(ktime_t now, s64 late)
+{
+	s64 age = ktime_to_ns(ktime_sub(now, perfclock.lateness_window));
+
+	lockdep_assert_held(&perfclock.lock);
+
+	if (age >= 2 * PERFCLOCK_LATENESS_WINDOW_NS) {
+		/* The timer was off (device closed) for a window or more. */
+		perfclock.lateness_prev = 0;
+		perfclock.lateness_cur = 0;
+		perfclock.lateness_window = now;
+	} else if (age >= PERFCLOCK_LATENESS_WINDOW_NS) {
+		perfclock.lateness_prev = perfclock.lateness_cur;
+		perfclock.lateness_cur = 0;
+		perfclock.lateness_window = now;
+	}
+	if (late > 0 && (u64)late > perfclock.lateness_cur)
+		perfclock.lateness_cur = late;
+	perfclock.timer_lateness_ns = max(perfclock.lateness_cur,
+					  perfclock.lateness_prev);
 }
 
 /* Page writer; the seq protocol is documented in perfclock_ioctl.h. */
@@ -201,7 +247,7 @@ static void perfclock_publish(void)
 		flags |= PERFCLOCK_PAGE_SCHED_CLOCK_STABLE;
 
 	WRITE_ONCE(pg->seq, seq + 1);
-	/* Odd seq visible before the fields: pairs with the reader's second rmb. */
+	/* Odd seq visible before the fields: pairs with the reader's read_retry smp_rmb(). */
 	smp_wmb();
 
 	WRITE_ONCE(pg->version, PERFCLOCK_PAGE_VERSION);
@@ -211,7 +257,7 @@ static void perfclock_publish(void)
 	WRITE_ONCE(pg->tsc_offset, perfclock.model.offset);
 	WRITE_ONCE(pg->coarse_cpu, raw_smp_processor_id());
 	WRITE_ONCE(pg->coarse_ns, local_clock());
-	WRITE_ONCE(pg->skew_bound_ns, perfclock_skew_bound());
+	WRITE_ONCE(pg->skew_estimate_ns, perfclock_skew_estimate());
 	WRITE_ONCE(pg->update_period_ns, ktime_to_ns(perfclock.period));
 	WRITE_ONCE(pg->update_count, pg->update_count + 1);
 	WRITE_ONCE(pg->timer_lateness_ns, perfclock.timer_lateness_ns);
@@ -229,7 +275,7 @@ static void perfclock_publish(void)
 				   perfclock.horizon.clockid_ns[id]);
 	}
 
-	/* Fields visible before the even seq: pairs with the reader's first rmb. */
+	/* Fields visible before the even seq: pairs with the reader's acquire of seq. */
 	smp_wmb();
 	WRITE_ONCE(pg->seq, seq + 2);
 }
@@ -420,9 +466,12 @@ static void perfclock_tsc_brackets(const struct perfclock_tsc_model *m,
 }
 
 /*
- * Does the model give this CPU's local_clock(), never ahead of it and at
- * most PERFCLOCK_TSC_TOLERANCE_NS behind? Both sides are exact: a bracket
- * only ever widens with delays between the reads.
+ * Does this bracket contradict the model? Only a necessary condition: the
+ * true offset is somewhere in [lo, hi], so the page is certainly ahead
+ * when the offset is above hi, and certainly more than the tolerance
+ * behind when it is that much below lo. A wide bracket proves nothing
+ * either way; the promise rests on the derivation (perfclock_tsc_validate())
+ * and on the kernel keeping its conversion, which this only watches.
  */
 static bool perfclock_tsc_bracket_ok(const struct perfclock_tsc_model *m,
 				     const struct perfclock_bracket *b)
@@ -432,18 +481,37 @@ static bool perfclock_tsc_bracket_ok(const struct perfclock_tsc_model *m,
 }
 
 /*
- * Derive the model on the calling CPU. The scale is the kernel's own
- * (set_cyc2ns_scale() in arch/x86/kernel/tsc.c computes it from tsc_khz
- * the same way, and caps the shift at 31 for perf's user page); the
- * offset is measured. Returns false when local_clock() is not a TSC
- * conversion here: unstable sched_clock, a paravirt sched_clock, or a
- * TSC the kernel gave up on.
+ * Is sched_clock() the native TSC one? perf offers cap_user_time_zero only
+ * when using_native_sched_clock() (arch/x86/events/core.c), which is not
+ * exported, nor is the pv_sched_clock static call it tests. Only guest
+ * code for a hypervisor calls paravirt_set_sched_clock(): kvm-clock
+ * (arch/x86/kernel/kvmclock.c), Xen, Hyper-V and VMware. So the best a
+ * module can do is refuse on every detected hypervisor: x86_hyper_type is
+ * what init_hypervisor_platform() found, X86_HYPER_NATIVE on bare metal
+ * and wherever no known hypervisor signature is seen (QEMU's TCG). That
+ * also refuses a KVM guest booted with no-kvmclock, whose sched_clock is
+ * native: a lost fast path, never a wrong one.
  */
-static bool perfclock_tsc_derive(struct perfclock_tsc_model *m)
+static bool perfclock_native_sched_clock(void)
 {
-	struct perfclock_bracket b;
+#ifdef CONFIG_HYPERVISOR_GUEST
+	return x86_hyper_type == X86_HYPER_NATIVE;
+#else
+	return true;
+#endif
+}
 
-	if (!boot_cpu_has(X86_FEATURE_TSC) || check_tsc_unstable() || !tsc_khz)
+static const char *perfclock_sched_clock_note(void)
+{
+	return perfclock_native_sched_clock() ? "" :
+		" (hypervisor detected: sched_clock may be paravirtual)";
+}
+
+/* The scale, as the kernel computes it for sched_clock (set_cyc2ns_scale()). */
+static bool perfclock_tsc_scale(struct perfclock_tsc_model *m)
+{
+	if (!boot_cpu_has(X86_FEATURE_TSC) || check_tsc_unstable() || !tsc_khz ||
+	    !perfclock_native_sched_clock())
 		return false;
 
 	m->khz = tsc_khz;
@@ -452,51 +520,64 @@ static bool perfclock_tsc_derive(struct perfclock_tsc_model *m)
 		m->shift = 31;
 		m->mult >>= 1;
 	}
-
-	perfclock_tsc_brackets(m, &b, PERFCLOCK_DERIVE_SAMPLES);
-	if (b.lo > b.hi || b.hi - b.lo > PERFCLOCK_TSC_TOLERANCE_NS)
-		return false;
-	/* The low side: the page never reads ahead of local_clock(). */
-	m->offset = b.lo;
 	return true;
 }
 
-struct perfclock_tsc_check {
+/* The brackets of every online CPU, folded: lowest lo, highest hi. */
+struct perfclock_tsc_derive {
 	const struct perfclock_tsc_model *model;
-	atomic_t failed;
+	struct perfclock_bracket all;
+	bool empty;	/* some CPU's own brackets did not intersect */
 };
 
-static void perfclock_tsc_check_cpu(void *arg)
+/* One CPU at a time (smp_call_function_single() waits): no lock needed. */
+static void perfclock_tsc_derive_cpu(void *arg)
 {
-	struct perfclock_tsc_check *check = arg;
+	struct perfclock_tsc_derive *d = arg;
 	struct perfclock_bracket b;
 
-	perfclock_tsc_brackets(check->model, &b, PERFCLOCK_CHECK_SAMPLES);
-	if (!perfclock_tsc_bracket_ok(check->model, &b))
-		atomic_inc(&check->failed);
+	perfclock_tsc_brackets(d->model, &b, PERFCLOCK_DERIVE_SAMPLES);
+	if (b.lo > b.hi)
+		d->empty = true;
+	d->all.lo = min(d->all.lo, b.lo);
+	d->all.hi = max(d->all.hi, b.hi);
 }
 
-/* Derive the model here and prove it on every online CPU. */
+/*
+ * Derive the model and prove it on every online CPU. The scale is the
+ * kernel's own; the offset is the lowest lower end of every CPU's
+ * brackets, so the page reads local_clock() or less on every CPU, and the
+ * highest upper end must be within the tolerance of it, so the page lags
+ * by at most that on every CPU. Returns false when local_clock() is not
+ * such a TSC conversion: unstable sched_clock, a paravirt sched_clock, a
+ * TSC the kernel gave up on, or CPUs whose TSCs disagree.
+ */
 static bool perfclock_tsc_validate(struct perfclock_tsc_model *m)
 {
-	struct perfclock_tsc_check check = { .model = m };
+	struct perfclock_tsc_derive d = {
+		.model = m, .all = { .lo = U64_MAX, .hi = 0 },
+	};
 	int cpu;
 
-	if (!perfclock_tsc_derive(m))
+	if (!perfclock_tsc_scale(m))
 		return false;
 
 	cpus_read_lock();
 	for_each_online_cpu(cpu)
-		smp_call_function_single(cpu, perfclock_tsc_check_cpu, &check, 1);
+		smp_call_function_single(cpu, perfclock_tsc_derive_cpu, &d, 1);
 	cpus_read_unlock();
 
-	return !atomic_read(&check.failed);
+	if (d.empty || d.all.lo > d.all.hi ||
+	    d.all.hi - d.all.lo > PERFCLOCK_TSC_TOLERANCE_NS)
+		return false;
+	m->offset = d.all.lo;
+	return true;
 }
 
 /*
  * Cheap check on the current CPU, from the timer and the hotplug
  * callback: the TSC is still trusted by the kernel, its rate unchanged,
- * and one bracket still agrees with the model.
+ * and a few brackets do not contradict the model.
  */
 static bool perfclock_tsc_still_valid(void)
 {
@@ -507,7 +588,7 @@ static bool perfclock_tsc_still_valid(void)
 
 	if (check_tsc_unstable() || READ_ONCE(tsc_khz) != m->khz)
 		return false;
-	perfclock_tsc_bracket(m, &b);
+	perfclock_tsc_brackets(m, &b, PERFCLOCK_CHECK_SAMPLES);
 	return perfclock_tsc_bracket_ok(m, &b);
 }
 #else /* !CONFIG_X86_TSC */
@@ -520,6 +601,11 @@ static bool perfclock_tsc_validate(struct perfclock_tsc_model *m)
 static bool perfclock_tsc_still_valid(void)
 {
 	return false;
+}
+
+static const char *perfclock_sched_clock_note(void)
+{
+	return "";
 }
 #endif /* CONFIG_X86_TSC */
 
@@ -550,6 +636,7 @@ static void perfclock_revalidate(void)
 	lockdep_assert_held(&perfclock.mutex);
 
 	valid = perfclock_tsc_validate(&model);
+	perfclock.validated_at = jiffies;
 
 	raw_spin_lock_irqsave(&perfclock.lock, flags);
 	perfclock.model = model;
@@ -580,11 +667,11 @@ static void perfclock_invalidate(void)
 
 static enum hrtimer_restart perfclock_timer_fn(struct hrtimer *timer)
 {
-	s64 late = ktime_to_ns(ktime_sub(ktime_get(), hrtimer_get_expires(timer)));
+	ktime_t now = ktime_get();
+	s64 late = ktime_to_ns(ktime_sub(now, hrtimer_get_expires(timer)));
 
 	raw_spin_lock(&perfclock.lock);
-	if (late > 0 && (u64)late > perfclock.timer_lateness_ns)
-		perfclock.timer_lateness_ns = late;
+	perfclock_note_lateness(now, late);
 	if (perfclock.tsc_valid && !perfclock_tsc_still_valid())
 		perfclock_invalidate();
 	else
@@ -655,8 +742,12 @@ static int perfclock_skew_probe_cpu(void *arg)
 
 /*
  * The largest backward step seen between the first online CPU and every
- * other, both ways, by IPI ping-pong: 2 * (n - 1) probes, so that loading
- * stays quick on machines with many CPUs.
+ * other, both ways, by IPI ping-pong: 2 * (n - 1) probes, not every pair,
+ * so that loading stays quick on machines with many CPUs. Once, at load:
+ * a CPU that comes online later is not probed (the hotplug callback
+ * checks it against the TSC model, which is what the stable regime rests
+ * on; in the unstable regime this figure is only the skew estimate's
+ * floor).
  */
 static u64 perfclock_measure_skew(void)
 {
@@ -683,12 +774,39 @@ static u64 perfclock_measure_skew(void)
 	return worst;
 }
 
+/*
+ * First user: bring the page up to date, then keep it so. The full
+ * revalidation brackets the clock on every online CPU, nohz_full and
+ * isolated ones included, through an IPI each; with mode 0444 any user
+ * can make first opens in a loop, so it runs at most once per
+ * PERFCLOCK_REVALIDATE_INTERVAL. Within that, the checks of the timer's
+ * period (on this CPU, now) stand in for it, as they do while the device
+ * stays open.
+ */
+static void perfclock_first_open(void)
+{
+	unsigned long flags;
+
+	lockdep_assert_held(&perfclock.mutex);
+
+	if (time_after_eq(jiffies, perfclock.validated_at +
+			  PERFCLOCK_REVALIDATE_INTERVAL)) {
+		perfclock_revalidate();
+		return;
+	}
+	raw_spin_lock_irqsave(&perfclock.lock, flags);
+	if (perfclock.tsc_valid && !perfclock_tsc_still_valid())
+		perfclock_invalidate();
+	else
+		perfclock_publish();
+	raw_spin_unlock_irqrestore(&perfclock.lock, flags);
+}
+
 static int perfclock_open(struct inode *inode, struct file *file)
 {
 	mutex_lock(&perfclock.mutex);
 	if (!perfclock.users++) {
-		/* First user: bring the page up to date, then keep it so. */
-		perfclock_revalidate();
+		perfclock_first_open();
 		hrtimer_start(&perfclock.timer, perfclock.period,
 			      HRTIMER_MODE_REL_HARD);
 	}
@@ -797,7 +915,7 @@ static long perfclock_get_info(void __user *uarg)
 		info.flags |= PERFCLOCK_INFO_SCHED_CLOCK_STABLE;
 	if (perfclock.tsc_valid)
 		info.flags |= PERFCLOCK_INFO_PAGE_TSC_VALID;
-	info.skew_bound_ns = perfclock_skew_bound();
+	info.skew_estimate_ns = perfclock_skew_estimate();
 	info.measured_skew_ns = perfclock.measured_skew_ns;
 	info.timer_lateness_ns = perfclock.timer_lateness_ns;
 	raw_spin_unlock_irqrestore(&perfclock.lock, flags);
@@ -877,7 +995,7 @@ static int __init perfclock_init(void)
 {
 	bool stable, tsc_valid;
 	unsigned long flags;
-	u64 skew_bound;
+	u64 skew_estimate;
 	int ret;
 
 	/* 0 would not mean 0000: devtmpfs makes a node without a mode 0600. */
@@ -901,6 +1019,7 @@ static int __init perfclock_init(void)
 	INIT_WORK(&perfclock.revalidate_work, perfclock_revalidate_work);
 	INIT_WORK(&perfclock.horizon_work, perfclock_horizon_work_fn);
 	perfclock.period = ns_to_ktime((u64)update_period_us * NSEC_PER_USEC);
+	perfclock.lateness_window = ktime_get();
 	hrtimer_setup(&perfclock.timer, perfclock_timer_fn, CLOCK_MONOTONIC,
 		      HRTIMER_MODE_REL_HARD);
 
@@ -927,11 +1046,12 @@ static int __init perfclock_init(void)
 	raw_spin_lock_irqsave(&perfclock.lock, flags);
 	stable = perfclock.stable;
 	tsc_valid = perfclock.tsc_valid;
-	skew_bound = perfclock_skew_bound();
+	skew_estimate = perfclock_skew_estimate();
 	raw_spin_unlock_irqrestore(&perfclock.lock, flags);
-	pr_info("sched_clock %s, page fast path %s, skew bound %llu ns (measured %llu ns)\n",
+	pr_info("sched_clock %s, page fast path %s%s, skew estimate %llu ns (measured %llu ns)\n",
 		stable ? "stable" : "unstable", tsc_valid ? "on" : "off",
-		skew_bound, perfclock.measured_skew_ns);
+		perfclock_sched_clock_note(), skew_estimate,
+		perfclock.measured_skew_ns);
 	return 0;
 
 remove_hp_state:

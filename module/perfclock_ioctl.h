@@ -19,8 +19,12 @@
  *
  * Cross-CPU causality: local_clock() is only globally monotonic when the
  * kernel's sched_clock is stable. Otherwise a read on one CPU made after a
- * read on another CPU can come out smaller, by about skew_bound_ns (see
+ * read on another CPU can come out smaller, by about skew_estimate_ns (see
  * struct perfclock_info and the README for how the estimate is derived).
+ * That figure is an ESTIMATE: a CPU whose tick is held off lags by the
+ * whole delay, which nothing bounds. Nothing in this ABI called a bound
+ * can be exceeded; what can is called an estimate. The exact cross-CPU
+ * answer is the flush horizon below.
  *
  * THE FLUSH HORIZON
  *
@@ -121,17 +125,32 @@
 
 #define PERFCLOCK_DEVICE_PATH	"/dev/perfclock"
 
-/* Bumped on any incompatible change to the ioctls or their structs. */
-#define PERFCLOCK_ABI_VERSION	1
+/*
+ * Bumped on any incompatible change to the ioctls or their structs.
+ * 2: the magic moved from 0xB2 to 0xC4 (see below), and skew_bound_ns
+ * became skew_estimate_ns. A version-1 module answers only under magic
+ * 0xB2; libperfclock recognises one there and fails with EPROTO.
+ */
+#define PERFCLOCK_ABI_VERSION	2
 /* Bumped on any incompatible change to struct perfclock_page. */
 #define PERFCLOCK_PAGE_VERSION	1
 
 /*
- * Magic 0xB2: free in Documentation/userspace-api/ioctl/ioctl-number.rst
- * (between 0xB1 "PPPoX" and 0xB3 "linux/mmc/ioctl.h"); perfclock uses
- * command numbers 0x00-0x0F.
+ * Magic 0xC4, commands 0x00-0x0F: free in mainline's
+ * Documentation/userspace-api/ioctl/ioctl-number.rst (checked against
+ * the table as of the 6.18/6.19 cycle, after "0xBA 00-0F
+ * uapi/linux/liveupdate.h" was added), between
+ *
+ *	0xC0  00-0F  linux/usb/iowarrior.h
+ *	0xCA  00-0F  uapi/misc/cxl.h                   Dead since 6.15
+ *
+ * ABI version 1 used 0xB2, which was free in 6.1 but is powerpc's since
+ * 6.8: "0xB2 00 arch/powerpc/include/uapi/asm/papr-vpd.h", "0xB2 01-02
+ * .../papr-sysparm.h", then 03-05 papr-indices, 06-07 papr-platform-dump,
+ * 08 papr-physical-attestation, 09 papr-hvpipe. Those collide with
+ * version 1's commands exactly.
  */
-#define PERFCLOCK_IOC_MAGIC	0xB2
+#define PERFCLOCK_IOC_MAGIC	0xC4
 
 /* struct perfclock_time::flags */
 /* sched_clock was known stable at the read: the value is causal across CPUs. */
@@ -157,24 +176,32 @@ struct perfclock_info {
 	__u32 flags;		/* PERFCLOCK_INFO_* */
 	__u32 page_size;	/* length to pass to mmap() */
 	/*
-	 * A read of local_clock() on one CPU made after (in the sense of
-	 * happens-before) a read on another CPU is smaller by at most this
-	 * many nanoseconds. 0 when sched_clock is stable. Otherwise it can
-	 * grow over time (see timer_lateness_ns): re-read it each round.
+	 * How much smaller a read of local_clock() on one CPU made after
+	 * (in the sense of happens-before) a read on another CPU is
+	 * expected to be, at most: an ESTIMATE, not a bound. Exactly 0 when
+	 * sched_clock is stable (one clock). Otherwise 2 ticks plus the
+	 * recent timer lateness (below), never less than measured_skew_ns;
+	 * a CPU whose tick is held off longer than anything seen lags by
+	 * more. It moves both ways (the lateness window slides, a
+	 * revalidation can find the clock stable): re-read it each round.
+	 * The exact cross-CPU answer is the flush horizon.
 	 */
-	__u64 skew_bound_ns;
+	__u64 skew_estimate_ns;
 	/* The page's coarse value is refreshed at least this often. */
 	__u64 update_period_ns;
 	/*
-	 * Largest backward step the module itself observed between CPUs
-	 * (IPI ping-pong at load). Never larger than skew_bound_ns.
+	 * Largest backward step the module itself observed between CPUs at
+	 * load: IPI ping-pong between the first online CPU and every other
+	 * online CPU, both ways (not every pair, not CPUs that come online
+	 * later). Never larger than skew_estimate_ns.
 	 */
 	__u64 measured_skew_ns;
 	/*
-	 * Worst lateness of the module's own periodic hrtimer seen since
-	 * load: how late timer interrupts, the scheduler tick among them,
-	 * have been delivered here. The unstable-regime skew bound grows
-	 * with it (a CPU whose tick is late lags by as much).
+	 * Worst lateness of the module's own periodic hrtimer over the last
+	 * 10 to 20 seconds the timer ran: how late timer interrupts, the
+	 * scheduler tick among them, are being delivered here. Feeds only
+	 * the unstable-regime skew estimate (a CPU whose tick is late lags
+	 * by as much); nothing exact depends on it.
 	 */
 	__u64 timer_lateness_ns;
 	__u64 reserved[3];	/* zero */
@@ -235,20 +262,22 @@ struct perfclock_horizon {
  * it updates the page, like the vDSO data page):
  *
  *	do {
- *		seq = READ_ONCE(pg->seq);
- *		if (seq & 1)
- *			continue;	// update in progress: retry (bounded)
- *		rmb();			// pairs with the writer's second smp_wmb()
+ *		// read_begin: an acquire load, pairs with the writer's
+ *		// second smp_wmb()
+ *		seq = smp_load_acquire(&pg->seq);
  *
- *		flags  = pg->flags;
- *		mult   = pg->tsc_mult;
- *		shift  = pg->tsc_shift;
- *		offset = pg->tsc_offset;
- *		coarse = pg->coarse_ns;
+ *		flags  = READ_ONCE(pg->flags);
+ *		mult   = READ_ONCE(pg->tsc_mult);
+ *		shift  = READ_ONCE(pg->tsc_shift);
+ *		offset = READ_ONCE(pg->tsc_offset);
+ *		coarse = READ_ONCE(pg->coarse_ns);
  *		tsc    = rdtsc_ordered();	// lfence; rdtsc
  *
- *		rmb();			// pairs with the writer's first smp_wmb()
- *	} while (READ_ONCE(pg->seq) != seq);
+ *		// read_retry: smp_rmb() (pairs with the writer's first
+ *		// smp_wmb()), then seq again; odd means an update was
+ *		// under way
+ *		smp_rmb();
+ *	} while ((seq & 1) || READ_ONCE(pg->seq) != seq);  // bounded
  *
  *	if (!(flags & PERFCLOCK_PAGE_TSC_VALID))
  *		use PERFCLOCK_IOC_GET_TIME, or coarse_ns as a lower bound;
@@ -258,7 +287,7 @@ struct perfclock_horizon {
  *	rem  = tsc & (((__u64)1 << shift) - 1);
  *	ns   = offset + quot * mult + ((rem * mult) >> shift);
  *
- * On x86 rmb() is a compiler barrier; the TSC read must be ordered
+ * On x86 both barriers are compiler barriers; the TSC read must be ordered
  * (lfence; rdtsc, or rdtscp) so that it is not taken outside the loop.
  * Retry a bounded number of times, then fall back to the ioctl.
  *
@@ -273,9 +302,28 @@ struct perfclock_horizon {
  *
  * coarse_ns is the last local_clock() the module sampled, on coarse_cpu,
  * refreshed at least every update_period_ns while any file has the device
- * open or mapped. It is a LOWER BOUND of the clock, never "now": any
- * record stamped after the page was read has a timestamp of at least
- * coarse_ns - skew_bound_ns.
+ * open or mapped. It is a LOWER BOUND of coarse_cpu's clock, never "now":
+ * every later local_clock() read on coarse_cpu, and every later record
+ * stamped there, is at least coarse_ns. On another CPU, in the unstable
+ * regime, a later read can be smaller: coarse_ns - skew_estimate_ns is
+ * the estimate (an estimate, see perfclock_info); the exact cross-CPU
+ * lower bound of later stamps is the flush horizon.
+ *
+ * What the TSC conversion promises. The module derives tsc_offset from
+ * brackets of local_clock() between two TSC reads taken on EVERY online
+ * CPU: tsc_offset is the smallest lower end of them all and the largest
+ * upper end is at most 250 ns above it. So when the page is published,
+ * on every CPU, the page's time is never ahead of local_clock() and at
+ * most 250 ns behind it. Both hold for as long as the kernel keeps
+ * sched_clock's TSC scale and offset; the module re-checks each update
+ * period (tsc_khz unchanged, the TSC not marked unstable, a bracket on
+ * the timer's CPU not contradicting the model) and on CPU hotplug, and
+ * turns PERFCLOCK_PAGE_TSC_VALID off at the first failure. A change
+ * between two checks (a tsc_khz refinement changes the scale by up to
+ * 1%) is seen within one update period: until then the page can be off
+ * by the change, e.g. 1% of update_period_ns, 10 us with the default
+ * 1 ms. TSC_VALID is offered only when sched_clock is the native TSC
+ * one (not a paravirtual clock such as kvm-clock: see the README).
  */
 struct perfclock_page {
 	__u32 seq;		/* odd while being updated */
@@ -287,7 +335,7 @@ struct perfclock_page {
 	__u64 coarse_ns;	/* lower bound, see above */
 	__u32 coarse_cpu;
 	__u32 __reserved0;
-	__u64 skew_bound_ns;	/* as in perfclock_info */
+	__u64 skew_estimate_ns;	/* as in perfclock_info */
 	__u64 update_period_ns;	/* as in perfclock_info */
 	__u64 update_count;	/* bumped by every update */
 	__u64 timer_lateness_ns;	/* as in perfclock_info */

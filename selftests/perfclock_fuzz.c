@@ -328,8 +328,8 @@ static uint64_t current_skew(struct ctx *c)
 
 	if (fd >= 0 && !do_ioctl(fd, PERFCLOCK_IOC_GET_INFO, &in)) {
 		check_info(c, &in);
-		if (in.skew_bound_ns > g_skew)
-			g_skew = in.skew_bound_ns;
+		if (in.skew_estimate_ns > g_skew)
+			g_skew = in.skew_estimate_ns;
 	}
 	return g_skew ? g_skew : 1000000000ULL;
 }
@@ -376,22 +376,22 @@ static void check_info(struct ctx *c, const struct perfclock_info *in)
 		violation(c, "page_size %u, not %ld", in->page_size, page_size);
 	if (in->flags & ~(PERFCLOCK_INFO_SCHED_CLOCK_STABLE | PERFCLOCK_INFO_PAGE_TSC_VALID))
 		violation(c, "info.flags %#x has undefined bits", in->flags);
-	if ((in->flags & PERFCLOCK_INFO_SCHED_CLOCK_STABLE) && in->skew_bound_ns)
-		violation(c, "stable but skew_bound_ns %" PRIu64, (uint64_t)in->skew_bound_ns);
-	if (!(in->flags & PERFCLOCK_INFO_SCHED_CLOCK_STABLE) && !in->skew_bound_ns)
-		violation(c, "unstable but skew_bound_ns 0");
-	if (in->measured_skew_ns > in->skew_bound_ns &&
+	if ((in->flags & PERFCLOCK_INFO_SCHED_CLOCK_STABLE) && in->skew_estimate_ns)
+		violation(c, "stable but skew_estimate_ns %" PRIu64, (uint64_t)in->skew_estimate_ns);
+	if (!(in->flags & PERFCLOCK_INFO_SCHED_CLOCK_STABLE) && !in->skew_estimate_ns)
+		violation(c, "unstable but skew_estimate_ns 0");
+	if (in->measured_skew_ns > in->skew_estimate_ns &&
 	    !(in->flags & PERFCLOCK_INFO_SCHED_CLOCK_STABLE))
-		violation(c, "measured_skew_ns %" PRIu64 " > skew_bound_ns %" PRIu64,
-			  (uint64_t)in->measured_skew_ns, (uint64_t)in->skew_bound_ns);
+		violation(c, "measured_skew_ns %" PRIu64 " > skew_estimate_ns %" PRIu64,
+			  (uint64_t)in->measured_skew_ns, (uint64_t)in->skew_estimate_ns);
 	if (in->update_period_ns < 100000 || in->update_period_ns > 1000000000ULL)
 		violation(c, "update_period_ns %" PRIu64 " outside 100us..1s",
 			  (uint64_t)in->update_period_ns);
 	for (i = 0; i < (int)(sizeof(in->reserved) / sizeof(in->reserved[0])); i++)
 		if (in->reserved[i])
 			violation(c, "info.reserved[%d] = %#" PRIx64, i, (uint64_t)in->reserved[i]);
-	if (!(in->flags & PERFCLOCK_INFO_SCHED_CLOCK_STABLE) && in->skew_bound_ns > g_skew)
-		g_skew = in->skew_bound_ns;	/* racy max: only ever grows */
+	if (!(in->flags & PERFCLOCK_INFO_SCHED_CLOCK_STABLE) && in->skew_estimate_ns > g_skew)
+		g_skew = in->skew_estimate_ns;	/* racy max: only ever grows */
 }
 
 static int do_ioctl(int fd, unsigned long cmd, void *arg)
@@ -421,30 +421,27 @@ static uint64_t ref_read(struct ctx *c, uint32_t *flags)
 	return t.ns;
 }
 
-#define RD(x) (*(volatile __typeof__(x) *)&(x))
 
 /* Read a mapped page with the seq protocol and check what it says. */
 static void check_page(struct ctx *c, const struct perfclock_page *pg)
 {
 	struct perfclock_page s;
-	uint32_t seq, seq2, tflags = 0;
+	uint32_t seq, tflags = 0;
 	uint64_t tsc = 0, ref, ns;
 	int tries, i;
 
+	/*
+	 * perfclock_page.h's read_begin/read_retry (the one seq protocol),
+	 * around a copy of the whole page.
+	 */
 	for (tries = 0; tries < 100000; tries++) {
-		seq = RD(pg->seq);
-		if (seq & 1) {
-			if (tries % 64 == 63)
-				sched_yield();
-			continue;
-		}
-		__asm__ __volatile__("" ::: "memory");
+		seq = perfclock_page_seq_begin(pg);
 		memcpy(&s, (const void *)pg, sizeof(s));
 		tsc = perfclock_rdtsc_ordered();
-		__asm__ __volatile__("" ::: "memory");
-		seq2 = RD(pg->seq);
-		if (seq2 == seq)
+		if (!perfclock_page_seq_retry(pg, seq))
 			break;
+		if ((seq & 1) && tries % 64 == 63)
+			sched_yield();
 	}
 	atomic_fetch_add(&n_calls, 1);
 	if (tries == 100000) {
@@ -453,11 +450,12 @@ static void check_page(struct ctx *c, const struct perfclock_page *pg)
 	}
 	if (s.version != PERFCLOCK_PAGE_VERSION)
 		violation(c, "page version %u", s.version);
-	if (s.flags & ~(PERFCLOCK_PAGE_TSC_VALID | PERFCLOCK_PAGE_SCHED_CLOCK_STABLE))
+	if (s.flags & ~(PERFCLOCK_PAGE_TSC_VALID | PERFCLOCK_PAGE_SCHED_CLOCK_STABLE |
+			PERFCLOCK_PAGE_HORIZON_VALID))
 		violation(c, "page flags %#x has undefined bits", s.flags);
-	if ((s.flags & PERFCLOCK_PAGE_SCHED_CLOCK_STABLE) ? s.skew_bound_ns != 0 : s.skew_bound_ns == 0)
-		violation(c, "page flags %#x with skew_bound_ns %" PRIu64, s.flags,
-			  (uint64_t)s.skew_bound_ns);
+	if ((s.flags & PERFCLOCK_PAGE_SCHED_CLOCK_STABLE) ? s.skew_estimate_ns != 0 : s.skew_estimate_ns == 0)
+		violation(c, "page flags %#x with skew_estimate_ns %" PRIu64, s.flags,
+			  (uint64_t)s.skew_estimate_ns);
 	if ((s.flags & PERFCLOCK_PAGE_TSC_VALID) && (s.tsc_shift > 31 || !s.tsc_mult))
 		violation(c, "TSC_VALID with mult %" PRIu64 " shift %u", (uint64_t)s.tsc_mult, s.tsc_shift);
 	if (s.coarse_cpu >= (uint32_t)ncpus)
@@ -483,18 +481,18 @@ static void check_page(struct ctx *c, const struct perfclock_page *pg)
 	c->have_page = 1;
 	c->last_seq = s.seq;
 	c->last_count = s.update_count;
-	if (!(s.flags & PERFCLOCK_PAGE_SCHED_CLOCK_STABLE) && s.skew_bound_ns > g_skew)
-		g_skew = s.skew_bound_ns;
+	if (!(s.flags & PERFCLOCK_PAGE_SCHED_CLOCK_STABLE) && s.skew_estimate_ns > g_skew)
+		g_skew = s.skew_estimate_ns;
 
 	/* The page is a lower bound: an exact read made after it is not below. */
 	ref = ref_read(c, &tflags);
 	if (!ref)
 		return;
-	if (s.coarse_ns > ref + s.skew_bound_ns &&
+	if (s.coarse_ns > ref + s.skew_estimate_ns &&
 	    (!(tflags & PERFCLOCK_TIME_STABLE) ? s.coarse_ns > ref + current_skew(c) : 1))
 		violation(c, "coarse_ns %" PRIu64 " is ahead of a later ioctl read %" PRIu64
-			  " by more than skew_bound_ns %" PRIu64, (uint64_t)s.coarse_ns, ref,
-			  (uint64_t)s.skew_bound_ns);
+			  " by more than skew_estimate_ns %" PRIu64, (uint64_t)s.coarse_ns, ref,
+			  (uint64_t)s.skew_estimate_ns);
 	if ((s.flags & PERFCLOCK_PAGE_TSC_VALID) && (s.flags & PERFCLOCK_PAGE_SCHED_CLOCK_STABLE) &&
 	    (tflags & PERFCLOCK_TIME_STABLE)) {
 		ns = perfclock_tsc_to_ns(tsc, s.tsc_mult, s.tsc_shift, s.tsc_offset);
@@ -1778,9 +1776,9 @@ int main(int argc, char **argv)
 	}
 	close(fd);
 	if (!(in.flags & PERFCLOCK_INFO_SCHED_CLOCK_STABLE))
-		g_skew = in.skew_bound_ns;
+		g_skew = in.skew_estimate_ns;
 	printf("# module: flags %#x, skew bound %" PRIu64 " ns, update period %" PRIu64 " ns\n",
-	       in.flags, (uint64_t)in.skew_bound_ns, (uint64_t)in.update_period_ns);
+	       in.flags, (uint64_t)in.skew_estimate_ns, (uint64_t)in.update_period_ns);
 
 	/* The MAP_FIXED arena: always fully mapped, by fillers or by our pages. */
 	arena = (uintptr_t)mmap(NULL, ARENA_SLOTS * page_size, PROT_NONE,

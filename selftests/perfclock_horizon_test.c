@@ -206,23 +206,19 @@ static int read_page_horizon(const struct perfclock_page *pg,
 	uint32_t seq;
 	int tries, id;
 
+	/* perfclock_page.h's read_begin/read_retry: the one seq protocol. */
 	for (tries = 0; tries < 100000; tries++) {
-		seq = __atomic_load_n(&pg->seq, __ATOMIC_ACQUIRE);
-		if (seq & 1) {
-			sched_yield();
-			continue;
-		}
-		h->flags = __atomic_load_n(&pg->flags, __ATOMIC_RELAXED);
-		h->clockids = __atomic_load_n(&pg->horizon_clockids,
-					      __ATOMIC_RELAXED);
-		h->count = __atomic_load_n(&pg->horizon_count, __ATOMIC_RELAXED);
-		h->ns = __atomic_load_n(&pg->horizon_ns, __ATOMIC_RELAXED);
+		seq = perfclock_page_seq_begin(pg);
+		h->flags = perfclock_page_load(pg->flags);
+		h->clockids = perfclock_page_load(pg->horizon_clockids);
+		h->count = perfclock_page_load(pg->horizon_count);
+		h->ns = perfclock_page_load(pg->horizon_ns);
 		for (id = 0; id < PERFCLOCK_HORIZON_CLOCKIDS; id++)
-			h->clockid_ns[id] = __atomic_load_n(&pg->horizon_clockid_ns[id],
-							    __ATOMIC_RELAXED);
-		__atomic_thread_fence(__ATOMIC_ACQUIRE);
-		if (__atomic_load_n(&pg->seq, __ATOMIC_RELAXED) == seq)
+			h->clockid_ns[id] = perfclock_page_load(pg->horizon_clockid_ns[id]);
+		if (!perfclock_page_seq_retry(pg, seq))
 			return 0;
+		if (seq & 1)
+			sched_yield();
 	}
 	return -EAGAIN;
 }

@@ -52,15 +52,15 @@ TEST_F(dev, info_fields)
 	EXPECT_EQ(1000000, info->update_period_ns);
 
 	if (info->flags & PERFCLOCK_INFO_SCHED_CLOCK_STABLE) {
-		EXPECT_EQ(0, info->skew_bound_ns);
+		EXPECT_EQ(0, info->skew_estimate_ns);
 		EXPECT_EQ(0, info->measured_skew_ns);
 	} else {
 		/*
 		 * At least the two ticks of kernel/sched/clock.c's clamp
 		 * (HZ <= 1000) plus the timer lateness seen so far.
 		 */
-		EXPECT_LE(2000000ULL + info->timer_lateness_ns, info->skew_bound_ns);
-		EXPECT_LE(info->measured_skew_ns, info->skew_bound_ns);
+		EXPECT_LE(2000000ULL + info->timer_lateness_ns, info->skew_estimate_ns);
+		EXPECT_LE(info->measured_skew_ns, info->skew_estimate_ns);
 	}
 	/* The page's fast path is only offered where the clock is stable. */
 	if (info->flags & PERFCLOCK_INFO_PAGE_TSC_VALID)
@@ -69,7 +69,7 @@ TEST_F(dev, info_fields)
 	TH_LOG("regime: sched_clock %s, page fast path %s, skew bound %llu ns, measured %llu ns, timer lateness %llu ns",
 	       info->flags & PERFCLOCK_INFO_SCHED_CLOCK_STABLE ? "stable" : "unstable",
 	       info->flags & PERFCLOCK_INFO_PAGE_TSC_VALID ? "on" : "off",
-	       (unsigned long long)info->skew_bound_ns,
+	       (unsigned long long)info->skew_estimate_ns,
 	       (unsigned long long)info->measured_skew_ns,
 	       (unsigned long long)info->timer_lateness_ns);
 }
@@ -109,6 +109,12 @@ TEST_F(dev, unknown_commands_enotty)
 		_IOW(PERFCLOCK_IOC_MAGIC, 0x01, struct perfclock_time),
 		_IOWR(PERFCLOCK_IOC_MAGIC, 0x02, struct perfclock_info),
 		_IOR('T', 0x01, struct perfclock_time),
+		/*
+		 * ABI 1's GET_TIME and GET_INFO, under the magic 0xB2 that
+		 * is powerpc's since 6.8 (papr-vpd 00, papr-sysparm 01-02).
+		 */
+		_IOR(0xB2, 0x01, struct perfclock_time),
+		_IOR(0xB2, 0x02, struct perfclock_info),
 		0,
 	};
 	size_t i;

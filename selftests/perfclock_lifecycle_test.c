@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 
 #include "kselftest_harness.h"
 #include "perfclock_util.h"
@@ -204,6 +205,95 @@ TEST_F(mod, unprivileged_access)
 	}
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	EXPECT_EQ(0, WEXITSTATUS(status));
+}
+
+/* Function-call IPIs so far, summed over CPUs (/proc/interrupts "CAL:"). */
+static uint64_t cal_ipis(void)
+{
+	char line[4096], *p, *end;
+	uint64_t sum = 0;
+	FILE *f = fopen("/proc/interrupts", "r");
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		p = line + strspn(line, " ");
+		if (strncmp(p, "CAL:", 4))
+			continue;
+		for (p += 4;; p = end) {
+			unsigned long long v = strtoull(p, &end, 10);
+
+			if (end == p)
+				break;
+			sum += v;
+		}
+	}
+	fclose(f);
+	return sum;
+}
+
+/*
+ * With mode 0444 any user can open and close the device in a loop. Each
+ * first open used to revalidate the clock on every CPU (an IPI to each,
+ * brackets with irqs off); it may do so at most once a second. Measured
+ * as IPIs per open beyond the idle rate: well under one, where every
+ * revalidation costs one per other CPU.
+ */
+TEST_F(mod, unprivileged_open_loop_ipis)
+{
+	int cpus[CPU_SETSIZE], ncpus, pfd[2], status;
+	uint64_t idle0, idle1, cal0, cal1, opens = 0;
+	double idle_rate, loop_rate, per_open;
+	const double secs = 2;
+	pid_t pid;
+
+	SKIP_WITHOUT_KO();
+	ncpus = pc_cpus(cpus, CPU_SETSIZE);
+	if (ncpus < 2)
+		SKIP(return, "one CPU: no IPI to count");
+	ASSERT_NE(0, cal_ipis() + 1);
+	idle0 = cal_ipis();
+	usleep(secs * 1e6);
+	idle1 = cal_ipis();
+
+	ASSERT_EQ(0, pipe(pfd));
+	cal0 = cal_ipis();
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		struct timespec t0, t;
+		uint64_t n = 0;
+
+		if (setgid(65534) || setuid(65534))
+			_exit(10);
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		do {
+			int fd = pc_open(O_RDONLY);
+
+			if (fd < 0)
+				_exit(11);
+			close(fd);
+			n++;
+			clock_gettime(CLOCK_MONOTONIC, &t);
+		} while ((t.tv_sec - t0.tv_sec) + (t.tv_nsec - t0.tv_nsec) * 1e-9 < secs);
+		if (write(pfd[1], &n, sizeof(n)) != sizeof(n))
+			_exit(12);
+		_exit(0);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	cal1 = cal_ipis();
+	ASSERT_EQ(0, WEXITSTATUS(status));
+	ASSERT_EQ(sizeof(opens), read(pfd[0], &opens, sizeof(opens)));
+	close(pfd[0]);
+	close(pfd[1]);
+
+	idle_rate = (idle1 - idle0) / secs;
+	loop_rate = (cal1 - cal0) / secs;
+	per_open = (loop_rate - idle_rate) * secs / (opens ? opens : 1);
+	TH_LOG("unprivileged open/close loop: %.0f opens/s, %.0f function-call IPIs/s (idle: %.0f/s), %.3f IPIs per open, %d CPUs",
+	       opens / secs, loop_rate, idle_rate, per_open, ncpus);
+	ASSERT_LT(50, opens);
+	EXPECT_GT(0.1, per_open);
 }
 
 /*

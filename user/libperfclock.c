@@ -80,6 +80,24 @@ static int get_info(int fd, struct perfclock_info *info)
 }
 
 /*
+ * ABI version 1 (perfclock 0.1) used the ioctl magic 0xB2, now powerpc's.
+ * Its GET_INFO was _IOR(0xB2, 2, struct perfclock_info), the same 72-byte
+ * layout with abi_version first. Asked only of a character device that
+ * refused the current GET_INFO with ENOTTY; powerpc's papr-sysparm uses
+ * 0xB2 02 as an _IOW of another size, a different request number.
+ */
+#define PERFCLOCK_IOC_GET_INFO_ABI1	_IOR(0xB2, 0x02, struct perfclock_info)
+
+static int is_abi1_module(int fd)
+{
+	struct perfclock_info old;
+
+	memset(&old, 0, sizeof(old));
+	return ioctl(fd, PERFCLOCK_IOC_GET_INFO_ABI1, &old) == 0 &&
+	       old.abi_version == 1 && old.page_version == 1;
+}
+
+/*
  * Open path as the perfclock device and map its page into clk: 0, or
  * -errno with nothing left open. Fills fd, info, page, page_len, hz_exact.
  */
@@ -101,8 +119,11 @@ static int attach_device(struct perfclock *clk, const char *path)
 	}
 	err = get_info(fd, &clk->info);
 	if (err) {
+		/* An older perfclock module: say so, not "not a perfclock". */
+		if (err == -ENOTTY && is_abi1_module(fd))
+			err = -EPROTO;
 		/* ENOTTY from other drivers; EINVAL from some old ones. */
-		if (err == -EINVAL || err == -ENOTTY || err == -EOPNOTSUPP)
+		else if (err == -EINVAL || err == -ENOTTY || err == -EOPNOTSUPP)
 			err = -ENOTTY;
 		goto err_close;
 	}
@@ -284,8 +305,8 @@ static uint64_t skew_estimate(const struct perfclock *clk)
 {
 	if (clk->backend != PERFCLOCK_BACKEND_DEVICE)
 		return 0;
-	return page_max(clk, clk->info.skew_bound_ns,
-			clk->page ? &clk->page->skew_bound_ns : NULL);
+	return page_max(clk, clk->info.skew_estimate_ns,
+			clk->page ? &clk->page->skew_estimate_ns : NULL);
 }
 
 /* The in-flight allowance of an estimated horizon (see the header). */
@@ -452,7 +473,7 @@ PERFCLOCK_API int perfclock_get_info(struct perfclock *clk,
 			return err;
 		info->clockid = -1;
 		info->abi_version = ki.abi_version;
-		info->skew_estimate_ns = ki.skew_bound_ns;
+		info->skew_estimate_ns = ki.skew_estimate_ns;
 		info->update_period_ns = ki.update_period_ns;
 		info->measured_skew_ns = ki.measured_skew_ns;
 		info->timer_lateness_ns = ki.timer_lateness_ns;

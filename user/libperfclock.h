@@ -71,8 +71,10 @@ struct perf_event_attr;		/* <linux/perf_event.h> */
  * page when the device offers one of the known version (reads then fall
  * back to the ioctl only when the page cannot serve).
  * Errors (errno): those of open(2) (ENOENT: no device, module not loaded;
- * EACCES), ENOTTY: the file is not a perfclock device, EPROTO: the device
- * speaks another ABI version, ENOMEM.
+ * EACCES), ENOTTY: the file is not a perfclock device, EPROTO: a perfclock
+ * module of another ABI version (perfclock_info::abi_version differs, or
+ * an ABI-1 module, which answers only under the old ioctl magic 0xB2:
+ * load a perfclock.ko that matches this library), ENOMEM.
  */
 struct perfclock *perfclock_open(const char *path);
 
@@ -200,9 +202,9 @@ struct perfclock_clock_info {
 	uint32_t abi_version;		/* device: PERFCLOCK_ABI_VERSION */
 	/*
 	 * How far one CPU's clock may read behind another's: the module's
-	 * perfclock_info::skew_bound_ns. An ESTIMATE in the unstable regime
-	 * (a high-water mark of the delays seen, see the UAPI header), 0 when
-	 * the clock is global. Exact horizons do not use it.
+	 * perfclock_info::skew_estimate_ns. An ESTIMATE in the unstable
+	 * regime (from the timer delays of the last 10-20 s, see the UAPI
+	 * header), 0 when the clock is global. Exact horizons do not use it.
 	 */
 	uint64_t skew_estimate_ns;
 	uint64_t update_period_ns;	/* device page refresh period */

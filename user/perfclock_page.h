@@ -98,7 +98,7 @@ static inline int perfclock_page_seq_retry(const struct perfclock_page *pg,
 struct perfclock_page_sample {
 	uint64_t coarse_ns;	/* lower bound, always valid */
 	uint64_t now_ns;	/* current local_clock(), if tsc_valid */
-	uint64_t skew_bound_ns;	/* the module's skew estimate, see the UAPI */
+	uint64_t skew_estimate_ns;	/* the module's skew estimate, see the UAPI */
 	uint64_t timer_lateness_ns;
 	uint32_t flags;		/* PERFCLOCK_PAGE_* */
 	uint32_t coarse_cpu;
@@ -141,7 +141,7 @@ static inline int perfclock_page_read(const struct perfclock_page *pg,
 		s->flags = perfclock_page_load(pg->flags);
 		s->coarse_ns = perfclock_page_load(pg->coarse_ns);
 		s->coarse_cpu = perfclock_page_load(pg->coarse_cpu);
-		s->skew_bound_ns = perfclock_page_load(pg->skew_bound_ns);
+		s->skew_estimate_ns = perfclock_page_load(pg->skew_estimate_ns);
 		s->timer_lateness_ns = perfclock_page_load(pg->timer_lateness_ns);
 		s->horizon_count = perfclock_page_load(pg->horizon_count);
 		s->horizon_proven_ns = perfclock_page_load(pg->horizon_proven_ns);

@@ -39,6 +39,8 @@ static struct perfclock_page page __attribute__((aligned(4096)));
 static struct perfclock_info fake_info;
 static int fake_fd = -1;
 static int fail_info_errno, fail_mmap;
+/* An ABI-1 module: GET_INFO only under the old magic 0xB2. */
+static int fake_abi1;
 static unsigned long n_get_time, n_get_info, n_mmap, n_munmap;
 /* GET_HORIZON: the errno to fail with, or the answer and what was asked. */
 static int hz_errno;
@@ -115,6 +117,17 @@ int __wrap_ioctl(int fd, unsigned long req, ...)
 	va_end(ap);
 	if (!is_fake(fd))
 		return __real_ioctl(fd, req, arg);
+	if (fake_abi1) {
+		struct perfclock_info old = fake_info;
+
+		if (req != _IOR(0xB2, 0x02, struct perfclock_info)) {
+			errno = ENOTTY;
+			return -1;
+		}
+		old.abi_version = 1;
+		memcpy(arg, &old, sizeof(old));
+		return 0;
+	}
 	if (req == PERFCLOCK_IOC_GET_INFO) {
 		n_get_info++;
 		if (fail_info_errno) {
@@ -195,7 +208,7 @@ static void fake_reset(void)
 	fake_info.abi_version = PERFCLOCK_ABI_VERSION;
 	fake_info.page_version = PERFCLOCK_PAGE_VERSION;
 	fake_info.page_size = 4096;
-	fake_info.skew_bound_ns = 1000;
+	fake_info.skew_estimate_ns = 1000;
 	fake_info.update_period_ns = 1000000;
 	fake_info.flags = PERFCLOCK_INFO_PAGE_TSC_VALID;
 	memset(&page, 0, sizeof(page));
@@ -206,7 +219,7 @@ static void fake_reset(void)
 	page.tsc_mult = 1u << 10;
 	page.tsc_offset = 0;
 	page.coarse_ns = 5000000;
-	page.skew_bound_ns = 1000;
+	page.skew_estimate_ns = 1000;
 	fail_info_errno = fail_mmap = 0;
 	hz_errno = 0;
 	hz_answer = 0;
@@ -646,10 +659,10 @@ int main(void)
 	tap_ok(perfclock_read_lower_bound(c, &lb) == 0 && lb == 5000000 - 1000 &&
 	       n_get_time == before + 1,
 	       "device: lower bound = coarse_ns - skew estimate, no ioctl");
-	page.skew_bound_ns = 7000;
+	page.skew_estimate_ns = 7000;
 	tap_ok(perfclock_read_lower_bound(c, &lb) == 0 && lb == 5000000 - 7000,
 	       "device: lower bound follows the page's skew estimate when it grows");
-	page.skew_bound_ns = 1000;
+	page.skew_estimate_ns = 1000;
 	page.flags = PERFCLOCK_PAGE_TSC_VALID;
 	perfclock_read_lower_bound(c, &lb);
 	perfclock_read(c, &v);
@@ -702,7 +715,7 @@ int main(void)
 	/* Versions and errors. */
 	fds = count_fds();
 	fake_reset();
-	fake_info.abi_version = 2;
+	fake_info.abi_version = PERFCLOCK_ABI_VERSION + 1;
 	errno = 0;
 	c = perfclock_open("/dev/null");
 	tap_ok(!c && errno == EPROTO && count_fds() == fds,
@@ -738,5 +751,20 @@ int main(void)
 	c = perfclock_open("/dev/null");
 	tap_ok(!c && errno == EFAULT,
 	       "device: other GET_INFO errors are passed through (EFAULT)");
+
+	/* ABI 1 answered under magic 0xB2, now powerpc's (ioctl-number.rst). */
+	tap_ok(PERFCLOCK_ABI_VERSION == 2 &&
+	       _IOC_TYPE(PERFCLOCK_IOC_GET_INFO) == 0xC4 &&
+	       _IOC_TYPE(PERFCLOCK_IOC_GET_TIME) == 0xC4 &&
+	       _IOC_TYPE(PERFCLOCK_IOC_GET_HORIZON) == 0xC4,
+	       "device: ABI 2 uses the magic 0xC4, free in mainline's ioctl-number.rst");
+	fake_reset();
+	fake_abi1 = 1;
+	errno = 0;
+	c = perfclock_open("/dev/null");
+	tap_ok(!c && errno == EPROTO && count_fds() == fds,
+	       "device: an ABI-1 module (GET_INFO only under 0xB2) is EPROTO, fd closed (errno %d)",
+	       errno);
+	fake_abi1 = 0;
 	return tap_exit();
 }
