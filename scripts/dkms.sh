@@ -5,7 +5,7 @@
 #
 # Usage: scripts/dkms.sh COMMAND [ARGS]
 #
-#   conf               print the dkms.conf generated from dkms.conf.in
+#   conf               print dkms.conf (after checking its version)
 #   stage DIR          write the DKMS source tree into DIR: dkms.conf,
 #                      VERSION, Makefile, Kbuild and module/ sources; what
 #                      a perfclock-dkms package puts in /usr/src/perfclock-VER
@@ -23,12 +23,13 @@
 # Needs root for install/remove (dkms writes /var/lib/dkms, /usr/src and
 # /lib/modules). The version is the top-level VERSION file, nothing else.
 #
-# Why dkms.conf is generated rather than reading VERSION when sourced:
-# dkms sources dkms.conf from several places (the source tree, its copy
-# under /var/lib/dkms, /etc/dkms overrides) with no reliable notion of
+# Why dkms.conf spells out its version rather than reading VERSION when
+# sourced: dkms sources dkms.conf from several places (the source tree, its
+# copy under /var/lib/dkms, /etc/dkms overrides) with no reliable notion of
 # "the directory of this file", and packaging tools (dh_dkms, RPM specs,
-# akmods) read PACKAGE_VERSION as a literal. A template filled in once, when
-# the source tree is staged, keeps one source of truth and a plain dkms.conf.
+# akmods) read PACKAGE_VERSION as a literal. So the committed dkms.conf
+# holds the literal, and this script and make check (scripts/lint.sh)
+# refuse to go on when it differs from VERSION.
 #
 # Why not "dkms mkdeb": dkms 3.0 dropped the mk* commands (mkdeb, mkbmdeb,
 # mkrpm, ...); Debian 12's dkms 3.0.10 has none of them. Debian builds DKMS
@@ -59,7 +60,11 @@ need_dkms() {
 }
 
 gen_conf() {
-	sed "s/@VERSION@/$version/g" "$top/dkms.conf.in"
+	local v
+	v=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"$/\1/p' "$top/dkms.conf")
+	[ "$v" = "$version" ] ||
+		die "dkms.conf says PACKAGE_VERSION=\"$v\" but VERSION is $version: make them equal"
+	cat "$top/dkms.conf"
 }
 
 # The files a DKMS build needs, and nothing else (no user space, no tests).

@@ -56,4 +56,10 @@ out=$(grep -E '^#include' "$hdr" | grep -v -E '<linux/(types|ioctl)\.h>')
 [ -z "$out" ]
 report $? "$hdr includes only <linux/types.h> and <linux/ioctl.h>" "$out"
 
+# dkms.conf spells out its version (as v4l2loopback's does); VERSION is
+# the one source of truth, so they must agree.
+v=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"$/\1/p' dkms.conf)
+[ -n "$v" ] && [ "$v" = "$(cat VERSION)" ]
+report $? "dkms.conf PACKAGE_VERSION ($v) equals VERSION ($(cat VERSION))"
+
 exit $rc
