@@ -1,55 +1,83 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# scripts/demo.sh — what `make demo` runs: the flush rules side by side on
-# live perf rings (user/demo_flush), with the clock perf stamps its records
-# with (/dev/perfclock).
+# scripts/demo.sh — what `make demo` (and the demo part of `make bench`)
+# runs: the flush rules side by side on live perf rings (user/demo_flush),
+# with the clock perf stamps its records with (/dev/perfclock), in named
+# scenarios.
 #
-#   scripts/demo.sh [--duration SEC] [--smp N] [--load N] [--out DIR]
-#                   [--guest] [-- DEMO_FLUSH_ARGS...]
+#   scripts/demo.sh [--scenarios LIST] [--duration SEC] [--load-per-cpu N]
+#                   [--out DIR] [--guest] [--timeout SEC] [-- DEMO_FLUSH_ARGS...]
+#
+# Scenarios (LIST is comma-separated, or "all"; default busy,bounded):
+#   busy        every CPU busy: N load threads per CPU passing tokens
+#               across all CPUs (4 vCPUs)
+#   half        half the CPUs idle: the load pinned to CPUs 0-1 of 4
+#   sampling    busy, plus cpu-clock sampling at 1 kHz per CPU on a ring of
+#               its own per CPU (timer-driven samples mixed with tracepoints)
+#   bounded     busy, reading at most 25 records per ring per round (perf
+#               kvm stat live); ours and ahern cap their flush at the oldest
+#               record left unread
+#   overcommit  busy with 8 vCPUs on this 2-core host
+#   busy-exp    busy with the module's horizon_expedited=1 (the page's
+#               horizon kept fresh by expedited grace periods)
+# Every scenario reads the rings in reverse order and runs ours with the
+# library's defaults (nothing to tune). --duration is per scenario
+# (default 10 s), --load-per-cpu the load threads per CPU (default 16).
 #
 # Where it runs:
 #   - the running kernel can load modules (/proc/modules exists, we are
 #     root, its headers are installed): build the module for it, load it,
-#     run the demo here, unload it if we loaded it;
+#     run the scenarios here (overcommit is skipped), unload it;
 #   - otherwise (or with --guest): boot the test VM (scripts/vm.sh, QEMU
-#     TCG) twice, with tsc=reliable (stable sched_clock) and without
-#     (unstable), and run the demo inside each.
-# Both print demo_flush's tables; the --json summaries are kept in
-# build/demo/ (host.json, or stable.json and unstable.json) for
-# scripts/demo-plot.sh.
-#
-# Defaults: 10 s per run, 16 load threads per CPU (--load: threads passing
-# tokens across CPUs); in the guest 4 CPUs and the rings read in reverse
-# order. Our rule runs with the library's defaults: its horizon comes
-# from the module (exact, a grace period old), nothing to tune, however
-# long a vCPU thread is descheduled between stamping a record and
-# committing it (the demo's "records stamped before the previous round
-# began" line measures that).
+#     TCG) once per clock regime, with tsc=reliable (stable sched_clock)
+#     and without (unstable), and once more per regime for overcommit,
+#     running the scenarios in each; demo_flush's status line is streamed
+#     out of the guest every 2 s.
+# The --json summaries are kept in DIR (default build/demo) as
+# REGIME-SCENARIO.json; scripts/demo-report.sh prints the table and a
+# verdict per regime from them (run at the end).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-duration=10 smp=4 load='' out=build/demo force_guest=0 guest_timeout=300
-extra=()
+scenarios=busy,bounded duration=10 perload=16 out=build/demo force_guest=0
+guest_timeout='' extra=()
 while [ $# -gt 0 ]; do
 	case "$1" in
-	--duration) duration=$2; shift 2 ;;
-	--smp)      smp=$2; shift 2 ;;
-	--load)     load=$2; shift 2 ;;
-	--out)      out=$2; shift 2 ;;
-	--guest)    force_guest=1; shift ;;
-	--timeout)  guest_timeout=$2; shift 2 ;;
-	--)         shift; extra=("$@"); break ;;
-	-h|--help)  sed -n '4,/^set -uo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 0 ;;
-	*)          echo "demo.sh: unknown argument $1 (see --help)" >&2; exit 64 ;;
+	--scenarios)    scenarios=$2; shift 2 ;;
+	--duration)     duration=$2; shift 2 ;;
+	--load-per-cpu) perload=$2; shift 2 ;;
+	--out)          out=$2; shift 2 ;;
+	--guest)        force_guest=1; shift ;;
+	--timeout)      guest_timeout=$2; shift 2 ;;
+	--)             shift; extra=("$@"); break ;;
+	-h|--help)      sed -n '4,/^set -uo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 0 ;;
+	*)              echo "demo.sh: unknown argument $1 (see --help)" >&2; exit 64 ;;
 	esac
 done
+[ "$scenarios" = all ] && scenarios=busy,half,sampling,bounded,overcommit,busy-exp
+case "$duration" in ''|*[!0-9]*) echo "demo.sh: --duration wants whole seconds" >&2; exit 64 ;; esac
+case "$perload" in ''|*[!0-9]*) echo "demo.sh: --load-per-cpu wants a number" >&2; exit 64 ;; esac
+
+# scenario NAME: "SMP EXPEDITED ARGS..." for the guest (load per CPU count).
+scenario() {
+	local l4=$((perload * 4))
+	case "$1" in
+	busy)       echo "4 0 --load $l4" ;;
+	half)       echo "4 0 --load $((perload * 2)) --load-cpus 2" ;;
+	sampling)   echo "4 0 --load $l4 --sample cpu-clock --sample-hz 1000" ;;
+	bounded)    echo "4 0 --load $l4 --max-per-round 25" ;;
+	overcommit) echo "8 0 --load $((perload * 8))" ;;
+	busy-exp)   echo "4 1 --load $l4" ;;
+	*)          echo "demo.sh: unknown scenario '$1' (see --help)" >&2; return 1 ;;
+	esac
+}
+IFS=, read -r -a list <<< "$scenarios"
+for s in "${list[@]}"; do scenario "$s" > /dev/null || exit 64; done
 mkdir -p "$out"
 
-# The demo binary: static, so the guest's busybox-only initramfs can run it.
 build_demo() {
-	make --no-print-directory -C user build/libperfclock.a >&2 &&
-		make --no-print-directory -C user -f Makefile -f demo.mk build/demo_flush >&2
+	make --no-print-directory -s -C user build/demo_flush >&2
 }
 
 can_load_here() {
@@ -59,17 +87,13 @@ can_load_here() {
 		[ -d "/lib/modules/$kver/build" ] && command -v insmod >/dev/null
 }
 
-if [ -z "$load" ]; then
-	cpus=$smp
-	can_load_here && cpus=$(nproc)
-	load=$((16 * cpus))
-fi
+common=(--clock perfclock --duration "$duration" --reverse)
 
 if can_load_here; then
 	kver=$(uname -r)
-	scripts/deps.sh build >&2 || exit 1
+	scripts/deps.sh demo >&2 || exit 1
 	build_demo || exit 1
-	make --no-print-directory KDIR="/lib/modules/$kver/build" module >&2 || exit 1
+	make --no-print-directory -s KDIR="/lib/modules/$kver/build" module >&2 || exit 1
 	loaded=0
 	if [ ! -e /dev/perfclock ]; then
 		if ! insmod module/perfclock.ko; then
@@ -80,71 +104,125 @@ if can_load_here; then
 		fi
 	fi
 	if [ "$force_guest" -eq 0 ]; then
-		echo "== demo_flush on this machine ($kver), ${duration}s, load $load"
-		rc=0
-		user/build/demo_flush --clock perfclock --duration "$duration" \
-			--load "$load" --label host --json "$out/host.json" \
-			"${extra[@]}" || rc=$?
+		rc=0 files=()
+		for s in "${list[@]}"; do
+			read -r smp exp args <<< "$(scenario "$s")"
+			[ "$smp" -le "$(nproc)" ] || { echo "== $s: skipped here (needs $smp CPUs)"; continue; }
+			echo "$exp" > /sys/module/perfclock/parameters/horizon_expedited 2>/dev/null
+			echo "== scenario $s on this machine ($kver), ${duration}s: demo_flush $args"
+			# shellcheck disable=SC2086
+			user/build/demo_flush "${common[@]}" $args --label "host $s" \
+				--json "$out/host-$s.json" "${extra[@]}" || rc=1
+			files+=("$out/host-$s.json")
+		done
+		echo 0 > /sys/module/perfclock/parameters/horizon_expedited 2>/dev/null
 		[ "$loaded" -eq 0 ] || rmmod perfclock || rc=1
+		[ ${#files[@]} -eq 0 ] || { echo; scripts/demo-report.sh "${files[@]}"; }
 		exit $rc
 	fi
 fi
 
 # ---- in the test VM ----------------------------------------------------------
-scripts/deps.sh build vm >&2 || exit 1
+scripts/deps.sh demo vm >&2 || exit 1
 [ -n "${KDIR:-}" ] && [ -d "$KDIR" ] || KDIR=$(make -s --no-print-directory print-kdir)
 kver=$(sed -n 's/^#define UTS_RELEASE "\(.*\)"$/\1/p' "$KDIR/include/generated/utsrelease.h" 2>/dev/null)
 vmlinuz=/boot/vmlinuz-$kver
 if [ -n "$kver" ] && [ ! -e "$vmlinuz" ]; then
 	echo "perfclock: installing linux-image-$kver (the guest kernel matching $KDIR)" >&2
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
-		"linux-image-$kver" </dev/null >&2 || exit 1
+		"linux-image-$kver" </dev/null > "$out/apt.log" 2>&1 ||
+		{ tail -20 "$out/apt.log" >&2; exit 1; }
 fi
 build_demo || exit 1
-make --no-print-directory KDIR="$KDIR" module >&2 || exit 1
+make --no-print-directory -s KDIR="$KDIR" module >&2 || exit 1
 
-payload=build/guest/demo
-rm -rf "$payload" && mkdir -p "$payload"
-cp user/build/demo_flush module/perfclock.ko "$payload/"
-# The guest's arguments, one per line (busybox sh has no arrays).
-{
-	printf '%s\n' --clock perfclock --duration "$duration" --load "$load" \
-		--reverse --no-status
-	[ ${#extra[@]} -eq 0 ] || printf '%s\n' "${extra[@]}"
-} > "$payload/args"
-cat > "$payload/run.sh" <<'RUN'
+# The guest's script: load the module, run each scenario line of ./scenarios
+# ("NAME EXPEDITED ARGS..."), print each JSON between markers.
+guest_payload() { # DIR SCENARIO...
+	local dir=$1 s smp exp args
+	shift
+	rm -rf "$dir" && mkdir -p "$dir"
+	cp user/build/demo_flush module/perfclock.ko "$dir/"
+	for s in "$@"; do
+		read -r smp exp args <<< "$(scenario "$s")"
+		echo "$s $exp ${common[*]} $args ${extra[*]}"
+	done > "$dir/scenarios"
+	cat > "$dir/run.sh" <<'RUN'
 #!/bin/sh
-# Generated by scripts/demo.sh: load the module, run demo_flush once.
+# Generated by scripts/demo.sh.
 cd /payload || exit 1
 cs=/sys/devices/system/clocksource/clocksource0/current_clocksource
 regime=$PERFCLOCK_REGIME	# settled by the guest's /init
 insmod perfclock.ko || exit 1
 echo "== guest: $regime regime ($(cat $cs)), $(nproc) CPUs, $(uname -r)"
-set --
-while IFS= read -r a; do set -- "$@" "$a"; done < args
 rc=0
-./demo_flush "$@" --label "$regime" --json /tmp/demo.json || rc=$?
-echo "DEMO-JSON-BEGIN"
-cat /tmp/demo.json
-echo "DEMO-JSON-END"
+while read -r name exp args; do
+	echo "$exp" > /sys/module/perfclock/parameters/horizon_expedited
+	echo "== scenario $name ($regime): demo_flush $args"
+	# shellcheck disable=SC2086
+	./demo_flush $args --status=lines --label "$regime $name" --json /tmp/$name.json \
+		< /dev/null 2>&1 || rc=1
+	echo "DEMO-JSON-BEGIN $name"
+	cat /tmp/$name.json
+	echo "DEMO-JSON-END"
+done < scenarios
+echo 0 > /sys/module/perfclock/parameters/horizon_expedited
 rmmod perfclock || rc=1
 exit $rc
 RUN
-chmod +x "$payload/run.sh"
+	chmod +x "$dir/run.sh"
+}
 
-status=0
+# Scenarios grouped by vCPU count: one boot per group and regime.
+declare -A bysmp=()
+for s in "${list[@]}"; do
+	read -r smp _ <<< "$(scenario "$s")"
+	bysmp[$smp]="${bysmp[$smp]:-} $s"
+done
+
+status=0 files=()
 for regime in stable unstable; do
 	append=''
 	[ $regime = stable ] && append='tsc=reliable'
-	echo "== demo_flush in the test VM, $regime sched_clock ($smp CPUs, ${duration}s, load $load)"
-	log=$out/guest-$regime.log
-	scripts/vm.sh --kernel "$vmlinuz" --payload "$payload" --out "build/guest/demo-$regime" \
-		--append "$append" --smp "$smp" --timeout "$guest_timeout" > "$log"
-	st=$?
-	sed '/^DEMO-JSON-BEGIN$/,/^DEMO-JSON-END$/d' "$log"
-	sed -n '/^DEMO-JSON-BEGIN$/,/^DEMO-JSON-END$/p' "$log" | sed '1d;$d' > "$out/$regime.json"
-	[ -s "$out/$regime.json" ] || { echo "demo.sh: no JSON from the $regime guest" >&2; st=1; }
-	[ $st -eq 0 ] || status=1
+	for smp in $(printf '%s\n' "${!bysmp[@]}" | sort -n); do
+		read -r -a group <<< "${bysmp[$smp]}"
+		tag=$regime-smp$smp
+		payload=build/guest/demo-$tag
+		gout=build/guest/demo-run-$tag
+		guest_payload "$payload" "${group[@]}"
+		timeout=${guest_timeout:-$(( ${#group[@]} * (duration + 30) + 120 ))}
+		echo "== test VM, $regime sched_clock, $smp vCPUs: ${group[*]} (${duration}s each, $perload load threads per CPU)"
+		log=$out/guest-$tag.log
+		mkdir -p "$gout" && rm -f "$gout/payload.log"
+		scripts/vm.sh --kernel "$vmlinuz" --payload "$payload" --out "$gout" \
+			--append "$append" --smp "$smp" --timeout "$timeout" \
+			> "$log" 2> "$out/guest-$tag.err" &
+		vmpid=$!
+		# The guest's output as it comes (vm.sh prints it only at the end).
+		tail -n +1 -F --pid=$vmpid "$gout/payload.log" 2>/dev/null | tr -d '\r' |
+			sed -u '/^DEMO-JSON-BEGIN/,/^DEMO-JSON-END$/d'
+		wait $vmpid
+		st=$?
+		if [ $st -ne 0 ]; then
+			echo "demo.sh: the $regime guest ($smp vCPUs) failed (vm.sh status $st):" >&2
+			tail -n 15 "$out/guest-$tag.err" >&2
+			status=1
+		fi
+		for s in "${group[@]}"; do
+			sed -n "/^DEMO-JSON-BEGIN $s\$/,/^DEMO-JSON-END\$/p" "$log" | sed '1d;$d' \
+				> "$out/$regime-$s.json"
+			if [ -s "$out/$regime-$s.json" ]; then
+				files+=("$out/$regime-$s.json")
+			else
+				echo "demo.sh: no JSON from scenario $s in the $regime guest" >&2
+				status=1
+			fi
+		done
+	done
 done
-echo "== JSON summaries: $out/stable.json $out/unstable.json"
+if [ ${#files[@]} -gt 0 ]; then
+	echo
+	echo "== summary (late events, and hold latency from timestamp to delivery; JSON in $out/)"
+	scripts/demo-report.sh "${files[@]}"
+fi
 exit $status

@@ -1,20 +1,21 @@
 #!/bin/bash
 # scripts/deps.sh GROUP... — install the Debian 12 packages a step needs.
 #
-# Groups: build vm lint user bench perf (any number, in any order).
+# Groups: build vm lint user bench perf demo (any number, in any order).
 #
 # Idempotent: a package already in state "install ok installed" is left alone,
 # so a fully provisioned machine pays one dpkg-query call and nothing else.
-# For each missing package it says, on stderr:
-#   perfclock: installing PKG (GROUP)
+# When something is missing it says, in one line on stderr:
+#   perfclock: installing PKG... (for: GROUP...)
 # then runs `apt-get update` once (the package lists of a fresh image are
-# often empty) and one `apt-get install` for everything missing.
+# often empty) and one `apt-get install` for everything missing, quietly:
+# apt's own output goes to build/deps-apt.log and is shown only on failure.
 # Not root and something missing: fail, naming the packages, so the caller
 # knows exactly what to ask an administrator for.
 set -euo pipefail
 
 usage() {
-	echo "usage: $0 GROUP...   (groups: build vm lint user bench perf)" >&2
+	echo "usage: $0 GROUP...   (groups: build vm lint user bench perf demo)" >&2
 	exit 64
 }
 
@@ -27,6 +28,8 @@ group_pkgs() {
 	lint)  echo linux-source-6.1 perl ;;
 	user)  echo liburcu-dev clang libclang-rt-14-dev valgrind ;;
 	bench) echo gnuplot-nox ;;
+	# make demo: demo_flush (static) and the module; no sparse, multilib, g++
+	demo)  echo gcc make libc6-dev kmod linux-headers-cloud-amd64 ;;
 	# perf from linux-source-6.1 (make check-perf), and its host load
 	perf)  echo flex bison libelf-dev libdw-dev libunwind-dev libnuma-dev libslang2-dev \
 		libzstd-dev libcap-dev pkg-config stress-ng ;;
@@ -62,10 +65,14 @@ if [ "$(id -u)" -ne 0 ]; then
 	exit 1
 fi
 
-for i in "${!missing[@]}"; do
-	echo "perfclock: installing ${missing[$i]} (${missing_from[$i]})" >&2
-done
+echo "perfclock: installing ${missing[*]} (for: $*)" >&2
 export DEBIAN_FRONTEND=noninteractive
+log=$(cd "$(dirname "$0")/.." && pwd)/build/deps-apt.log
+mkdir -p "$(dirname "$log")"
 # </dev/null: CI has no stdin, and apt must never wait on a prompt.
-apt-get update -q </dev/null >&2
-apt-get install -y -q --no-install-recommends "${missing[@]}" </dev/null >&2
+if ! { apt-get update -q && apt-get install -y -q --no-install-recommends "${missing[@]}"; } \
+	</dev/null >"$log" 2>&1; then
+	tail -n 30 "$log" | sed 's/^/perfclock: apt: /' >&2
+	echo "perfclock: installing ${missing[*]} failed (whole log: $log)" >&2
+	exit 1
+fi

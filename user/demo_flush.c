@@ -18,7 +18,9 @@
  *   demo_flush [options] [-- COMMAND [ARG...]]
  *
  * See usage() for the options. Exit status: 0 done, 1 an error (message
- * on stderr), 2 a usage error.
+ * on stderr), 2 a usage error; with a COMMAND that exits by itself, its
+ * exit status (128 + N if killed by signal N), 127 if it cannot be found,
+ * 126 if it cannot be run.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -51,6 +53,7 @@
 #endif
 
 #define MAX_TP		8
+#define MAX_EV		(MAX_TP + 1)	/* the tracepoints and a sampling event */
 #define PAGES_MIN	2
 #define PAGES_DEFAULT	256
 #define NR_RULES	RULE__MAX
@@ -73,7 +76,12 @@ static struct opts {
 	int yield;
 	int print;
 	const char *json;
+	FILE *json_f;		/* opened while parsing: fail before the run */
 	const char *label;
+	long max_per_round;	/* records read per ring per round; 0: all */
+	int load_cpus;		/* the load runs on the first N CPUs; 0: all */
+	const char *sample;	/* cpu-clock or cycles, on its own ring per CPU */
+	long sample_hz;
 	int status;		/* 1 on, 0 off, -1 auto (stderr is a tty) */
 	char **command;
 } opt = {
@@ -82,6 +90,7 @@ static struct opts {
 	.pages = PAGES_DEFAULT,
 	.interval_us = 1000,
 	.status = -1,
+	.sample_hz = 1000,
 };
 
 static void usage(FILE *f)
@@ -99,19 +108,32 @@ static void usage(FILE *f)
 "      --device PATH    the perfclock device (default /dev/perfclock)\n"
 "  -d, --duration SEC   run this long (default 5 s; with a COMMAND: until\n"
 "                       it exits)\n"
-"  -l, --load N         N threads passing tokens across CPUs (built-in load)\n"
+	"  -l, --load N         N threads passing tokens across CPUs (built-in load)\n"
+"      --load-cpus N    run the load on the first N online CPUs only (the\n"
+"                       others stay idle but for the reader; default: all)\n"
 "  -e, --event SYS:NAME tracepoint to trace (repeatable; default\n"
 "                       sched:sched_switch and sched:sched_wakeup)\n"
 "      --software       software context-switch events instead\n"
 "  -m, --pages N        data pages per ring, a power of two >= %d (default %d)\n"
-"  -i, --interval US    poll timeout between rounds (default 1000; 0: spin)\n"
+	"  -i, --interval US    poll timeout between rounds (default 1000; 0: spin)\n"
+"      --max-per-round N  read at most N records per ring per round, as perf\n"
+"                       kvm stat live does (25); our rule and ahern's then\n"
+"                       flush no further than the oldest record left unread\n"
+"      --sample NAME    also sample each CPU on a timer: cpu-clock or cycles,\n"
+"                       one more ring per CPU (default: none)\n"
+"      --sample-hz N    samples per second per CPU (default 1000)\n"
 "      --reverse        read the rings from the last CPU to the first\n"
 "      --yield          sched_yield() between rings\n"
 "  -p, --print          print our rule's ordered events like perf script\n"
 "  -j, --json FILE      write the summary as JSON to FILE ('-': stdout)\n"
 "      --label TEXT     a label stored in the JSON (e.g. the clock regime)\n"
-"      --status/--no-status  the live status line (default: if a tty)\n"
-"  -h, --help\n", PAGES_MIN, PAGES_DEFAULT);
+	"      --status/--no-status  the live status line (default: if a tty; not a\n"
+"                       tty, or --status=lines: one line every 2 s)\n"
+"  -h, --help\n"
+"\n"
+"Exit status: 0 done, 1 error, 2 usage error; with a COMMAND that exits by\n"
+"itself, its status (127: not found, 126: cannot be run).\n",
+		PAGES_MIN, PAGES_DEFAULT);
 }
 
 /* ---- errors ---- */
@@ -175,6 +197,9 @@ static void die_perm(const char *what, int err)
 
 struct tp_event {
 	int software;
+	int sampling;			/* timer sampling: count is not occurrences */
+	uint32_t type;			/* sampling: PERF_TYPE_* */
+	uint64_t config;
 	struct tp_format fmt;		/* tracepoints */
 	char name[200];
 	uint64_t count, lost, samples;	/* kernel's count, its lost, ours */
@@ -182,8 +207,11 @@ struct tp_event {
 
 struct cpu_ring {
 	int cpu;
+	int nfd;
 	int fd[MAX_TP];			/* fd[0] owns the mapping */
+	int ev[MAX_TP];			/* index into events[] of fd[i] */
 	uint64_t id[MAX_TP];
+	struct perf_event_attr attr;	/* fd[0]'s: the layout of every record */
 	void *base;
 	size_t len;
 	struct perfclock_ring *ring;
@@ -206,7 +234,7 @@ struct qhdr {
 	uint32_t cpu;
 };
 
-static struct tp_event events[MAX_TP];
+static struct tp_event events[MAX_EV];
 static int nr_events;
 static struct cpu_ring *rings;
 static int nr_rings;
@@ -218,7 +246,12 @@ static uint64_t sample_type;
 static uint64_t read_format;
 static volatile sig_atomic_t stop_flag;
 static uint64_t records_total, samples_total, nontime_total, rounds_total;
-static uint64_t ring_errors;
+static uint64_t ring_errors, throttle_total;
+/* --max-per-round: rings left with unread records, and their oldest. */
+static uint64_t capped_rounds, unread_left;
+/* Our horizon's age at each round start (clock read - horizon): the barrier's cost. */
+static struct hist hz_age;
+static int final_drain;
 /*
  * Records stamped before the previous round began, read only in this one:
  * they were not visible when the previous round read their ring (or their
@@ -260,7 +293,8 @@ static long parse_long(const char *s, const char *what, long min, long max)
 static void parse_args(int argc, char **argv)
 {
 	enum { O_SOFTWARE = 256, O_REVERSE, O_YIELD, O_LABEL,
-	       O_STATUS, O_NO_STATUS, O_DEVICE };
+	       O_STATUS, O_NO_STATUS, O_DEVICE, O_MAX_PER_ROUND, O_LOAD_CPUS,
+	       O_SAMPLE, O_SAMPLE_HZ };
 	static const struct option lo[] = {
 		{ "clock", required_argument, NULL, 'c' },
 		{ "device", required_argument, NULL, O_DEVICE },
@@ -275,8 +309,12 @@ static void parse_args(int argc, char **argv)
 		{ "print", no_argument, NULL, 'p' },
 		{ "json", required_argument, NULL, 'j' },
 		{ "label", required_argument, NULL, O_LABEL },
-		{ "status", no_argument, NULL, O_STATUS },
+		{ "status", optional_argument, NULL, O_STATUS },
 		{ "no-status", no_argument, NULL, O_NO_STATUS },
+		{ "max-per-round", required_argument, NULL, O_MAX_PER_ROUND },
+		{ "load-cpus", required_argument, NULL, O_LOAD_CPUS },
+		{ "sample", required_argument, NULL, O_SAMPLE },
+		{ "sample-hz", required_argument, NULL, O_SAMPLE_HZ },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -336,7 +374,23 @@ static void parse_args(int argc, char **argv)
 			opt.label = optarg;
 			break;
 		case O_STATUS:
-			opt.status = 1;
+			if (optarg && strcmp(optarg, "lines"))
+				die_usage("bad --status=%s (only --status=lines)", optarg);
+			opt.status = optarg ? 2 : 1;
+			break;
+		case O_MAX_PER_ROUND:
+			opt.max_per_round = parse_long(optarg, "records per round", 1, 1L << 30);
+			break;
+		case O_LOAD_CPUS:
+			opt.load_cpus = (int)parse_long(optarg, "load CPU count", 1, 65536);
+			break;
+		case O_SAMPLE:
+			if (strcmp(optarg, "cpu-clock") && strcmp(optarg, "cycles"))
+				die_usage("unknown sampling event '%s' (cpu-clock or cycles)", optarg);
+			opt.sample = optarg;
+			break;
+		case O_SAMPLE_HZ:
+			opt.sample_hz = parse_long(optarg, "sampling rate", 1, 100000);
 			break;
 		case O_NO_STATUS:
 			opt.status = 0;
@@ -349,17 +403,37 @@ static void parse_args(int argc, char **argv)
 			exit(2);
 		}
 	}
-	if (optind < argc)
+	/*
+	 * getopt stops at the first argument that is not an option; only
+	 * "--" may introduce the command (getopt has then stepped over it).
+	 */
+	if (optind < argc) {
+		if (strcmp(argv[optind - 1], "--"))
+			die_usage("unexpected argument '%s' (a command to run goes "
+				  "after --: demo_flush [options] -- COMMAND)",
+				  argv[optind]);
 		opt.command = argv + optind;
+	} else if (optind > 1 && !strcmp(argv[optind - 1], "--")) {
+		die_usage("no command after --");
+	}
 	if (opt.software && opt.nr_tp_spec)
 		die_usage("--software and --event exclude each other");
+	if (opt.pages & (opt.pages - 1))
+		die_usage("bad --pages %lu: perf needs a power of two (e.g. %lu)",
+			  opt.pages, opt.pages ? 1UL << (63 - __builtin_clzl(opt.pages)) :
+			  (unsigned long)PAGES_DEFAULT);
 	/* A ring smaller than this fills between two rounds of a busy CPU. */
-	if (opt.pages < PAGES_MIN || (opt.pages & (opt.pages - 1)))
-		die("too few ring pages: --pages %lu; perf needs a power of two, "
-		    "and this tool at least %d data pages per ring", opt.pages,
-		    PAGES_MIN);
+	if (opt.pages < PAGES_MIN)
+		die_usage("too few ring pages: --pages %lu; this tool needs at "
+			  "least %d data pages per ring", opt.pages, PAGES_MIN);
 	if (opt.json && opt.print && !strcmp(opt.json, "-"))
 		die_usage("--print and --json - both want stdout");
+	if (opt.json && strcmp(opt.json, "-")) {
+		/* Now, not after the whole run. */
+		opt.json_f = fopen(opt.json, "we");
+		if (!opt.json_f)
+			die("--json %s: %s", opt.json, strerror(errno));
+	}
 	if (opt.status < 0)
 		opt.status = isatty(STDERR_FILENO);
 }
@@ -483,6 +557,26 @@ static void pick_events(void)
 	nr_events = opt.nr_tp_spec;
 }
 
+/* --sample: a timer-driven sampling event, after the traced ones. */
+static int add_sampling_event(void)
+{
+	struct tp_event *ev;
+
+	if (!opt.sample)
+		return -1;
+	ev = &events[nr_events];
+	ev->sampling = 1;
+	if (!strcmp(opt.sample, "cycles")) {
+		ev->type = PERF_TYPE_HARDWARE;
+		ev->config = PERF_COUNT_HW_CPU_CYCLES;
+	} else {
+		ev->type = PERF_TYPE_SOFTWARE;
+		ev->config = PERF_COUNT_SW_CPU_CLOCK;
+	}
+	snprintf(ev->name, sizeof(ev->name), "%s (%ld Hz)", opt.sample, opt.sample_hz);
+	return nr_events++;
+}
+
 static int perf_open(struct perf_event_attr *attr, int cpu)
 {
 	return (int)syscall(SYS_perf_event_open, attr, -1, cpu, -1,
@@ -494,14 +588,24 @@ static void fill_attr(struct perf_event_attr *attr, const struct tp_event *ev,
 {
 	memset(attr, 0, sizeof(*attr));
 	attr->size = sizeof(*attr);
-	if (ev->software) {
+	attr->sample_period = 1;
+	if (ev->sampling) {
+		attr->type = ev->type;
+		attr->config = ev->config;
+		if (ev->type == PERF_TYPE_SOFTWARE) {
+			/* cpu-clock: the period is in ns of the CPU's clock. */
+			attr->sample_period = 1000000000ull / (uint64_t)opt.sample_hz;
+		} else {
+			attr->freq = 1;
+			attr->sample_freq = (uint64_t)opt.sample_hz;
+		}
+	} else if (ev->software) {
 		attr->type = PERF_TYPE_SOFTWARE;
 		attr->config = PERF_COUNT_SW_CONTEXT_SWITCHES;
 	} else {
 		attr->type = PERF_TYPE_TRACEPOINT;
 		attr->config = ev->fmt.id;
 	}
-	attr->sample_period = 1;
 	attr->sample_type = sample_type;
 	attr->read_format = read_format;
 	attr->disabled = 1;
@@ -512,86 +616,120 @@ static void fill_attr(struct perf_event_attr *attr, const struct tp_event *ev,
 	perfclock_fill_attr(clk, attr);
 }
 
-static void open_events(const int *cpus, int ncpus)
+static void die_open(const char *what, const struct tp_event *ev,
+		     const struct perf_event_attr *attr, int err)
+{
+	if (err == EACCES || err == EPERM)
+		die_perm(what, err);
+	if (ev->sampling && (err == ENOENT || err == ENODEV || err == EOPNOTSUPP))
+		die("%s: %s: no %s event on this machine (no PMU?): use "
+		    "--sample cpu-clock", what, strerror(err), opt.sample);
+	if (!ev->software && !ev->sampling &&
+	    (err == ENOENT || err == ENODEV || err == EOPNOTSUPP))
+		die("%s: %s: unknown tracepoint", what, strerror(err));
+	if (err == EINVAL && attr->use_clockid)
+		die("%s: %s: the kernel refused use_clockid "
+		    "(Linux >= 4.1 needed for --clock monotonic)",
+		    what, strerror(err));
+	if (err == EMFILE)
+		die("%s: %s: raise the open file limit (ulimit -n)",
+		    what, strerror(err));
+	die("%s: %s", what, strerror(err));
+}
+
+/* One ring on cpu carrying the events evs[0..n-1] (indexes into events[]). */
+static void open_ring(struct cpu_ring *r, int cpu, const int *evs, int n)
 {
 	long pagesz = sysconf(_SC_PAGESIZE);
 	size_t data = opt.pages * (size_t)pagesz;
 	struct perf_event_attr attr;
 	char what[300];
-	int c, e, err;
+	int i, err;
+
+	r->cpu = cpu;
+	r->nfd = n;
+	for (i = 0; i < n; i++) {
+		struct tp_event *ev = &events[evs[i]];
+
+		r->ev[i] = evs[i];
+		fill_attr(&attr, ev, data);
+		if (perfclock_check_attr(clk, &attr))
+			die("internal: attr does not match the clock");
+		snprintf(what, sizeof(what), "perf_event_open(%s, cpu %d)",
+			 ev->name, cpu);
+		r->fd[i] = perf_open(&attr, cpu);
+		if (r->fd[i] < 0 && errno == EINVAL &&
+		    (read_format & PERF_FORMAT_LOST)) {
+			/* Before Linux 6.0: no lost count to read back. */
+			read_format &= ~(uint64_t)PERF_FORMAT_LOST;
+			fill_attr(&attr, ev, data);
+			r->fd[i] = perf_open(&attr, cpu);
+		}
+		if (r->fd[i] < 0)
+			die_open(what, ev, &attr, errno);
+		if (ioctl(r->fd[i], PERF_EVENT_IOC_ID, &r->id[i]))
+			die("PERF_EVENT_IOC_ID: %s", strerror(errno));
+		if (!i)
+			r->attr = attr;
+	}
+	r->len = data + (size_t)pagesz;
+	r->base = mmap(NULL, r->len, PROT_READ | PROT_WRITE, MAP_SHARED,
+		       r->fd[0], 0);
+	if (r->base == MAP_FAILED) {
+		long kb = -1;
+
+		err = errno;
+		if (err == EPERM || (err == ENOMEM && geteuid())) {
+			read_int_file("/proc/sys/kernel/perf_event_mlock_kb", &kb);
+			die("mmap of %lu pages for cpu %d: %s: over the "
+			    "locked-memory limit (kernel.perf_event_mlock_kb = "
+			    "%ld, and ulimit -l); use fewer --pages or run as "
+			    "root", opt.pages, cpu, strerror(err), kb);
+		}
+		if (err == ENOMEM)
+			die("mmap of %lu pages (%lu MiB) for cpu %d: %s: the kernel "
+			    "cannot allocate a ring that large; use fewer --pages "
+			    "(default %d)", opt.pages,
+			    (unsigned long)(data >> 20), cpu, strerror(err), PAGES_DEFAULT);
+		die("mmap of %lu pages for cpu %d: %s", opt.pages, cpu, strerror(err));
+	}
+	r->ring = perfclock_ring_new(r->base, r->len, &r->attr);
+	if (!r->ring)
+		die("perfclock_ring_new (cpu %d): %s", cpu, strerror(errno));
+	/* Only a mapped event has a ring to redirect the others to. */
+	for (i = 1; i < n; i++)
+		if (ioctl(r->fd[i], PERF_EVENT_IOC_SET_OUTPUT, r->fd[0]))
+			die("%s (cpu %d): PERF_EVENT_IOC_SET_OUTPUT: %s",
+			    events[r->ev[i]].name, cpu, strerror(errno));
+}
+
+/*
+ * One ring per CPU for the traced events; with --sample, a second ring
+ * per CPU for the sampling event (the ring reader parses one layout per
+ * ring; both use the same sample_type here, but a ring of its own keeps
+ * the sampling stream independent, as perf top's would be).
+ */
+static void open_events(const int *cpus, int ncpus)
+{
+	int tp[MAX_TP], c, e, nr_tp = nr_events, sampling;
 
 	sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
 		      PERF_SAMPLE_CPU;
 	if (!events[0].software)
 		sample_type |= PERF_SAMPLE_RAW;
 	read_format = PERF_FORMAT_ID | PERF_FORMAT_LOST;
+	sampling = add_sampling_event();
 
-	rings = calloc((size_t)ncpus, sizeof(*rings));
+	nr_rings = ncpus * (sampling >= 0 ? 2 : 1);
+	rings = calloc((size_t)nr_rings, sizeof(*rings));
 	if (!rings)
 		die("out of memory");
-	nr_rings = ncpus;
-	for (c = 0; c < ncpus; c++) {
-		struct cpu_ring *r = &rings[c];
-
-		r->cpu = cpus[c];
-		for (e = 0; e < nr_events; e++) {
-			fill_attr(&attr, &events[e], data);
-			if (perfclock_check_attr(clk, &attr))
-				die("internal: attr does not match the clock");
-			snprintf(what, sizeof(what), "perf_event_open(%s, cpu %d)",
-				 events[e].name, r->cpu);
-			r->fd[e] = perf_open(&attr, r->cpu);
-			if (r->fd[e] < 0 && errno == EINVAL &&
-			    (read_format & PERF_FORMAT_LOST)) {
-				/* Before Linux 6.0: no lost count to read back. */
-				read_format &= ~(uint64_t)PERF_FORMAT_LOST;
-				fill_attr(&attr, &events[e], data);
-				r->fd[e] = perf_open(&attr, r->cpu);
-			}
-			if (r->fd[e] < 0) {
-				err = errno;
-				if (err == EACCES || err == EPERM)
-					die_perm(what, err);
-				if (!events[e].software &&
-				    (err == ENOENT || err == ENODEV || err == EOPNOTSUPP))
-					die("%s: %s: unknown tracepoint", what, strerror(err));
-				if (err == EINVAL && attr.use_clockid)
-					die("%s: %s: the kernel refused use_clockid "
-					    "(Linux >= 4.1 needed for --clock monotonic)",
-					    what, strerror(err));
-				if (err == EMFILE)
-					die("%s: %s: raise the open file limit (ulimit -n)",
-					    what, strerror(err));
-				die("%s: %s", what, strerror(err));
-			}
-			if (ioctl(r->fd[e], PERF_EVENT_IOC_ID, &r->id[e]))
-				die("PERF_EVENT_IOC_ID: %s", strerror(errno));
-		}
-		r->len = data + (size_t)pagesz;
-		r->base = mmap(NULL, r->len, PROT_READ | PROT_WRITE, MAP_SHARED,
-			       r->fd[0], 0);
-		if (r->base == MAP_FAILED) {
-			err = errno;
-			if (err == EPERM || err == ENOMEM) {
-				long kb = -1;
-
-				read_int_file("/proc/sys/kernel/perf_event_mlock_kb", &kb);
-				die("mmap of %lu pages for cpu %d: %s: over the "
-				    "locked-memory limit (kernel.perf_event_mlock_kb = "
-				    "%ld, and ulimit -l); use fewer --pages or run as "
-				    "root", opt.pages, r->cpu, strerror(err), kb);
-			}
-			die("mmap of the ring for cpu %d: %s", r->cpu, strerror(err));
-		}
-		r->ring = perfclock_ring_new(r->base, r->len, &attr);
-		if (!r->ring)
-			die("perfclock_ring_new (cpu %d): %s", r->cpu, strerror(errno));
-		/* Only a mapped event has a ring to redirect the others to. */
-		for (e = 1; e < nr_events; e++)
-			if (ioctl(r->fd[e], PERF_EVENT_IOC_SET_OUTPUT, r->fd[0]))
-				die("%s (cpu %d): PERF_EVENT_IOC_SET_OUTPUT: %s",
-				    events[e].name, r->cpu, strerror(errno));
-	}
+	for (e = 0; e < nr_tp; e++)
+		tp[e] = e;
+	for (c = 0; c < ncpus; c++)
+		open_ring(&rings[c], cpus[c], tp, nr_tp);
+	for (c = 0; sampling >= 0 && c < ncpus; c++)
+		open_ring(&rings[ncpus + c], cpus[c], &sampling, 1);
 }
 
 /* ---- delivery ---- */
@@ -646,7 +784,7 @@ static void print_event(const struct perfclock_event *ev)
 	te = &events[h->tp < (uint32_t)nr_events ? h->tp : 0];
 	if (ev->flags & PERFCLOCK_EVENT_LATE)
 		printf("# late by %" PRIu64 " ns:\n", ev->lateness_ns);
-	if (!te->software && s.raw)
+	if (!te->software && !te->sampling && s.raw)
 		tp_format_fields(&te->fmt, s.raw, s.raw_size, fields, sizeof(fields));
 	printf("%16s %7u [%03u] %" PRIu64 ".%09" PRIu64 ": %s: %s\n",
 	       tp_comm(s.pid, s.tid), s.tid, s.cpu, s.time / 1000000000u,
@@ -702,11 +840,11 @@ static void make_queues(void)
 
 static int find_tp(const struct cpu_ring *r, uint64_t id)
 {
-	int e;
+	int i;
 
-	for (e = 0; e < nr_events; e++)
-		if (r->id[e] == id)
-			return e;
+	for (i = 0; i < r->nfd; i++)
+		if (r->id[i] == id)
+			return r->ev[i];
 	return -1;
 }
 
@@ -735,7 +873,7 @@ static void push_all(uint32_t src, const struct perfclock_record *rec)
 		if (prev_start - rec->time > inflight_worst_ns)
 			inflight_worst_ns = prev_start - rec->time;
 	}
-	if (!events[e].software && s.raw && opt.print)
+	if (!events[e].software && !events[e].sampling && s.raw && opt.print)
 		tp_learn_comms(&events[e].fmt, s.raw, s.raw_size);
 	h->tp = (uint32_t)e;
 	h->cpu = s.cpu;
@@ -767,22 +905,64 @@ static uint64_t clock_now(void)
 }
 
 /*
+ * --max-per-round left records unread in r: how many carry a time, and the
+ * oldest of them in *oldest. A second reader over the same mapping starts
+ * at data_tail (where the round's reader stopped) and never moves it. A
+ * ring that cannot be read counts as one record at time 0 (flush nothing).
+ */
+static uint64_t unread_oldest(const struct cpu_ring *r, uint64_t *oldest)
+{
+	struct perfclock_ring *peek = perfclock_ring_new(r->base, r->len, &r->attr);
+	struct perfclock_record rec;
+	uint64_t n = 0;
+	int err = 0;
+
+	if (!peek)
+		die("perfclock_ring_new (cpu %d): %s", r->cpu, strerror(errno));
+	if (perfclock_ring_read_begin(peek) < 0)
+		err = -1;
+	while (!err && (err = perfclock_ring_read_event(peek, &rec)) == 1) {
+		err = 0;
+		if (!(rec.flags & PERFCLOCK_RECORD_HAS_TIME))
+			continue;
+		if (!n || rec.time < *oldest)
+			*oldest = rec.time;
+		n++;
+	}
+	perfclock_ring_free(peek);
+	if (err < 0) {
+		*oldest = 0;
+		return n + 1;
+	}
+	return n;
+}
+
+/*
  * One round, the pattern of libperfclock.h: the horizon first (and the
  * bare clock read Ahern's rule flushes at), then drain every ring once,
  * then flush each rule's queue below its limit. Returns records read.
+ *
+ * With --max-per-round a ring may be left with records unread. The
+ * horizon H promises that every record stamped below H was in its ring
+ * when H was handed out, so below H only what was drained is complete: a
+ * record left unread can be older than H. Our limit is then min(H, the
+ * oldest record left unread in any ring), found by scanning what is left
+ * without consuming it; the same cap applies to ahern's clock read.
  */
 static uint64_t do_round(void)
 {
 	struct perfclock_record rec;
-	uint64_t start, hz, n = 0;
+	uint64_t start, hz, n = 0, cap = 0, oldest = 0, unread;
 	int64_t avail;
-	int i, k, err;
+	long taken;
+	int i, k, err, left, capped = 0;
 
 	err = perfclock_horizon(clk, &hz);
 	if (err)
 		die("perfclock_horizon: %s", strerror(-err));
 	start = clock_now();
 	emit_now = start;
+	hist_add(&hz_age, start > hz ? start - hz : 0);
 	rules_round_begin(&limits, start, hz);
 	for (k = 0; k < nr_rings; k++) {
 		int c = opt.reverse ? nr_rings - 1 - k : k;
@@ -798,7 +978,18 @@ static uint64_t do_round(void)
 			perfclock_ring_reset(r->ring);
 			continue;
 		}
-		while ((err = perfclock_ring_read_event(r->ring, &rec)) == 1) {
+		taken = 0;
+		left = 0;
+		for (;;) {
+			if (opt.max_per_round && !final_drain &&
+			    taken == opt.max_per_round) {
+				left = 1;
+				break;
+			}
+			err = perfclock_ring_read_event(r->ring, &rec);
+			if (err != 1)
+				break;
+			taken++;
 			n++;
 			records_total++;
 			if (rec.type == PERF_RECORD_SAMPLE &&
@@ -806,8 +997,10 @@ static uint64_t do_round(void)
 				push_all((uint32_t)c, &rec);
 			else if (rec.type == PERF_RECORD_SAMPLE)
 				nontime_total++;
+			else if (rec.type == PERF_RECORD_THROTTLE)
+				throttle_total++;
 		}
-		if (err < 0) {
+		if (!left && err < 0) {
 			ring_errors++;
 			fprintf(stderr, "demo_flush: cpu %d: corrupt record (%s); "
 				"skipping to its head\n", r->cpu, strerror(-err));
@@ -815,6 +1008,16 @@ static uint64_t do_round(void)
 			continue;
 		}
 		perfclock_ring_read_end(r->ring);
+		if (left && (unread = unread_oldest(r, &oldest))) {
+			unread_left += unread;
+			if (!capped || oldest < cap)
+				cap = oldest;
+			capped = 1;
+		}
+	}
+	if (capped) {
+		capped_rounds++;
+		rules_cap(&limits, cap);
 	}
 	emit_now = clock_now();
 	for (i = 0; i < NR_RULES; i++) {
@@ -852,6 +1055,8 @@ static void wait_round(struct pollfd *pfd)
 
 /* ---- status and reports ---- */
 
+static int tty_status;
+
 static void status_line(double elapsed, uint64_t d_samples, uint64_t d_rounds,
 			double dt)
 {
@@ -871,8 +1076,10 @@ static void status_line(double elapsed, uint64_t d_samples, uint64_t d_rounds,
 		if (used >= sizeof(late))
 			break;
 	}
-	fprintf(stderr, "\r\033[K%6.1fs %9.0f ev/s %7.0f rounds/s queued %-7" PRIu64
-		" late:%s", elapsed, d_samples / dt, d_rounds / dt, queued, late);
+	/* Not a terminal (a log, a guest's serial port): whole lines. */
+	fprintf(stderr, "%s%6.1fs %9.0f ev/s %7.0f rounds/s queued %-7" PRIu64
+		" late:%s%s", tty_status ? "\r\033[K" : "status: ", elapsed,
+		d_samples / dt, d_rounds / dt, queued, late, tty_status ? "" : "\n");
 	fflush(stderr);
 }
 
@@ -897,7 +1104,7 @@ struct kernel_counts {
 
 static void kernel_counts(struct kernel_counts *k)
 {
-	int c, e;
+	int c, e, i;
 
 	memset(k, 0, sizeof(*k));
 	k->have_lost = !!(read_format & PERF_FORMAT_LOST);
@@ -909,10 +1116,11 @@ static void kernel_counts(struct kernel_counts *k)
 		perfclock_ring_get_stats(rings[c].ring, &rs);
 		k->lost_in_records += rs.lost;
 		k->lost_samples_records += rs.lost_samples;
-		for (e = 0; e < nr_events; e++) {
+		for (i = 0; i < rings[c].nfd; i++) {
 			uint64_t v[3] = { 0, 0, 0 };
 
-			if (read(rings[c].fd[e], v, sizeof(v)) <
+			e = rings[c].ev[i];
+			if (read(rings[c].fd[i], v, sizeof(v)) <
 			    (ssize_t)((k->have_lost ? 3 : 2) * sizeof(uint64_t)))
 				die("read(%s, cpu %d): %s", events[e].name,
 				    rings[c].cpu, strerror(errno));
@@ -923,18 +1131,57 @@ static void kernel_counts(struct kernel_counts *k)
 	}
 	k->consistent = 1;
 	for (e = 0; e < nr_events; e++) {
-		k->count += events[e].count;
+		uint64_t lost = k->have_lost ? events[e].lost : 0;
+
 		k->lost += events[e].lost;
+		/* A sampling event counts time or cycles, not occurrences. */
+		if (events[e].sampling)
+			continue;
+		k->count += events[e].count;
 		/* Every occurrence is a sample we read, or one the kernel lost. */
+		k->unaccounted += (int64_t)(events[e].count - events[e].samples - lost);
 		if (k->have_lost && events[e].count != events[e].samples + events[e].lost)
 			k->consistent = 0;
 	}
 	if (k->have_lost && k->lost != k->lost_in_records)
 		k->consistent = 0;
-	k->unaccounted = (int64_t)(k->count - samples_total -
-				   (k->have_lost ? k->lost : k->lost_in_records));
-	if (!k->have_lost && k->count != samples_total + k->lost_in_records)
-		k->consistent = 0;
+	if (!k->have_lost) {
+		k->unaccounted -= (int64_t)k->lost_in_records;
+		if (k->unaccounted)
+			k->consistent = 0;
+	}
+}
+
+/*
+ * What the kernel's counters say, in words. A count above what was read
+ * plus what the kernel says it lost is the kernel's own gap, not a record
+ * this reader missed: on this project's 6.18 host the kernel counts some
+ * context switches and wakeups (sched_wakeup, sched_waking, the software
+ * context-switches event; never sched_switch) for which it writes no
+ * record and counts no loss; a bare reader without libperfclock sees the
+ * same gap, and a second drain after a pause finds nothing more. The gap
+ * follows perf waking this reader: with --interval 0 (no poll, so perf
+ * never wakes us) it falls from thousands to a handful in 2 s. The 6.1
+ * guests' counts match exactly.
+ */
+static const char *counts_verdict(const struct kernel_counts *k, char *buf, size_t sz)
+{
+	if (k->consistent)
+		snprintf(buf, sz, "kernel counts match");
+	else if (k->unaccounted > 0 && !ring_errors)
+		snprintf(buf, sz, "the kernel counted %" PRId64 " occurrences it "
+			 "wrote no record for and reported no loss for (a kernel-side "
+			 "gap, not a missed record: see README, \"kernel counts\")",
+			 k->unaccounted);
+	else
+		snprintf(buf, sz, "kernel counts DIFFER (%" PRId64 " unaccounted)",
+			 k->unaccounted);
+	return buf;
+}
+
+static int nr_cpus_traced(void)
+{
+	return opt.sample ? nr_rings / 2 : nr_rings;
 }
 
 static const char *clock_name(void)
@@ -945,7 +1192,7 @@ static const char *clock_name(void)
 static void print_tables(FILE *f, double secs, const struct kernel_counts *k,
 			 const struct perfclock_clock_info *ci, uint64_t hops)
 {
-	char a[32], b[32], c[32], d[32];
+	char a[32], b[32], c[32], d[32], verdict[300];
 	int i, e;
 
 	fmt_ns(a, sizeof(a), ci->horizon_age_ns);
@@ -954,30 +1201,46 @@ static void print_tables(FILE *f, double secs, const struct kernel_counts *k,
 		"%" PRIu64 " rounds (%.0f/s), reader %s%s\n",
 		clock_name(), ci->skew_estimate_ns,
 		(ci->flags & PERFCLOCK_CLOCK_GLOBAL) ? ", global" : "",
-		nr_rings, secs, rounds_total, rounds_total / secs,
+		nr_cpus_traced(), secs, rounds_total, rounds_total / secs,
 		opt.reverse ? "reverse" : "forward", opt.yield ? "+yield" : "");
 	if (ci->flags & PERFCLOCK_CLOCK_HORIZON_EXACT)
-		fprintf(f, "  our horizon: exact (module, %s), %s old at the end\n",
-			(ci->flags & PERFCLOCK_CLOCK_HORIZON_PAGE) ? "page" : "ioctl", a);
+		fprintf(f, "  our horizon: exact (module, %s), %s old at the end; "
+			"at round starts p50 %s, p99 %s\n",
+			(ci->flags & PERFCLOCK_CLOCK_HORIZON_PAGE) ? "page" : "ioctl", a,
+			(fmt_ns(c, sizeof(c), hist_pct(&hz_age, 50)), c),
+			(fmt_ns(d, sizeof(d), hist_pct(&hz_age, 99)), d));
 	else
 		fprintf(f, "  our horizon: ESTIMATED (no module with horizons): clock "
 			"- skew estimate - %s in-flight allowance\n", b);
 	for (e = 0; e < nr_events; e++)
-		fprintf(f, "  %-24s %12" PRIu64 " samples  kernel count %12" PRIu64
-			"  lost %" PRIu64 "%s\n", events[e].name, events[e].samples,
-			events[e].count, events[e].lost, k->have_lost ? "" : " (n/a)");
+		if (events[e].sampling)
+			fprintf(f, "  %-24s %12" PRIu64 " samples  (own ring per CPU; "
+				"its count is %s)  lost %" PRIu64 "%s\n", events[e].name,
+				events[e].samples, events[e].type == PERF_TYPE_SOFTWARE ?
+				"CPU time" : "cycles", events[e].lost,
+				k->have_lost ? "" : " (n/a)");
+		else
+			fprintf(f, "  %-24s %12" PRIu64 " samples  kernel count %12" PRIu64
+				"  lost %" PRIu64 "%s\n", events[e].name, events[e].samples,
+				events[e].count, events[e].lost, k->have_lost ? "" : " (n/a)");
 	fprintf(f, "  events %" PRIu64 " (%.0f/s); records lost by the kernel %"
-		PRIu64 "; kernel counts %s (%" PRId64 " unaccounted)%s\n",
-		samples_total, samples_total / secs, k->lost_in_records,
-		k->consistent ? "match" : "DIFFER", k->unaccounted,
+		PRIu64 "; %s%s\n", samples_total, samples_total / secs,
+		k->lost_in_records, counts_verdict(k, verdict, sizeof(verdict)),
 		ring_errors ? "; CORRUPT RING DATA SEEN" : "");
+	if (throttle_total)
+		fprintf(f, "  the kernel throttled sampling %" PRIu64 " times "
+			"(PERF_RECORD_THROTTLE)\n", throttle_total);
+	if (opt.max_per_round)
+		fprintf(f, "  at most %ld records per ring per round: %" PRIu64
+			" rounds left records unread (ours and ahern capped at the "
+			"oldest of them)\n", opt.max_per_round, capped_rounds);
 	fmt_ns(a, sizeof(a), inflight_worst_ns);
 	fprintf(f, "  records stamped before the previous round began (in flight "
 		"or lagging clock): %" PRIu64 ", worst by %s\n", inflight_seen,
 		inflight_seen ? a : "-");
 	if (opt.load)
-		fprintf(f, "  load: %d threads, %" PRIu64 " hops (%.0f/s)\n",
-			opt.load, hops, hops / secs);
+		fprintf(f, "  load: %d threads on %s CPUs, %" PRIu64 " hops (%.0f/s)\n",
+			opt.load, opt.load_cpus ? "the first few" : "all", hops, hops / secs);
 	fprintf(f, "\n%-10s %12s %10s %11s %10s %10s %10s %10s %10s\n", "rule",
 		"delivered", "late", "worst late", "hold p50", "hold p99",
 		"hold max", "below hz", "peak queue");
@@ -1029,13 +1292,15 @@ static void write_json(FILE *f, double secs, const struct kernel_counts *k,
 		clock_name(), ci->skew_estimate_ns, ci->measured_skew_ns,
 		(ci->flags & PERFCLOCK_CLOCK_GLOBAL) ? "true" : "false");
 	fprintf(f, "  \"horizon\": {\"exact\": %s, \"source\": \"%s\", "
-		"\"age_ns\": %" PRIu64 ", \"inflight_estimate_ns\": %" PRIu64 "},\n",
+		"\"age_ns\": %" PRIu64 ", \"inflight_estimate_ns\": %" PRIu64
+		", \"round_age_p50_ns\": %" PRIu64 ", \"round_age_p99_ns\": %" PRIu64 "},\n",
 		(ci->flags & PERFCLOCK_CLOCK_HORIZON_EXACT) ? "true" : "false",
 		!(ci->flags & PERFCLOCK_CLOCK_HORIZON_EXACT) ? "estimate" :
 		(ci->flags & PERFCLOCK_CLOCK_HORIZON_PAGE) ? "page" : "ioctl",
-		ci->horizon_age_ns, ci->inflight_estimate_ns);
+		ci->horizon_age_ns, ci->inflight_estimate_ns, hist_pct(&hz_age, 50),
+		hist_pct(&hz_age, 99));
 	fprintf(f, "  \"cpus\": %d,\n  \"source\": \"%s\",\n  \"events\": [",
-		nr_rings, events[0].software ? "software" : "tracepoint");
+		nr_cpus_traced(), events[0].software ? "software" : "tracepoint");
 	for (e = 0; e < nr_events; e++) {
 		fprintf(f, "%s{\"name\": ", e ? ", " : "");
 		json_str(f, events[e].name);
@@ -1047,8 +1312,13 @@ static void write_json(FILE *f, double secs, const struct kernel_counts *k,
 		"\"interval_us\": %ld, \"pages\": %lu},\n",
 		opt.reverse ? "reverse" : "forward", opt.yield ? "true" : "false",
 		opt.interval_us, opt.pages);
-	fprintf(f, "  \"load\": {\"threads\": %d, \"hops\": %" PRIu64 "},\n",
-		opt.load, hops);
+	fprintf(f, "  \"load\": {\"threads\": %d, \"cpus\": %d, \"hops\": %" PRIu64 "},\n",
+		opt.load, opt.load_cpus ? opt.load_cpus : nr_cpus_traced(), hops);
+	fprintf(f, "  \"scenario\": {\"max_per_round\": %ld, \"capped_rounds\": %" PRIu64
+		", \"unread_seen\": %" PRIu64 ", \"sample\": \"%s\", \"sample_hz\": %ld"
+		", \"throttle\": %" PRIu64 "},\n", opt.max_per_round, capped_rounds,
+		unread_left, opt.sample ? opt.sample : "", opt.sample ? opt.sample_hz : 0,
+		throttle_total);
 	fprintf(f, "  \"duration_s\": %.3f,\n  \"rounds\": %" PRIu64 ",\n"
 		"  \"records\": %" PRIu64 ",\n  \"samples\": %" PRIu64 ",\n"
 		"  \"untimed\": %" PRIu64 ",\n  \"ring_errors\": %" PRIu64 ",\n"
@@ -1080,7 +1350,8 @@ static void write_json(FILE *f, double secs, const struct kernel_counts *k,
 			rule_name(i), st.pushed, r->in_order + r->late,
 			r->in_order, r->late, st.worst_lateness_ns, st.below_horizon,
 			st.forced, st.queued, st.out_of_order_in_source, r->order_errors,
-			r->order_errors ? "false" : "true", hist_pct(&r->hold, 50),
+			/* Late events are out of order too. */
+			r->order_errors || r->late ? "false" : "true", hist_pct(&r->hold, 50),
 			hist_pct(&r->hold, 99), r->hold.max, r->peak_queued,
 			i + 1 < NR_RULES ? "," : "");
 	}
@@ -1100,7 +1371,7 @@ static void cleanup(int *cpus, struct pollfd *pfd)
 		perfclock_ring_free(rings[c].ring);
 		if (rings[c].base && rings[c].base != MAP_FAILED)
 			munmap(rings[c].base, rings[c].len);
-		for (e = 0; e < nr_events; e++)
+		for (e = 0; e < rings[c].nfd; e++)
 			close(rings[c].fd[e]);
 	}
 	free(rings);
@@ -1109,18 +1380,54 @@ static void cleanup(int *cpus, struct pollfd *pfd)
 	perfclock_close(clk);
 }
 
+/*
+ * Run the command; if it cannot be run, say so and exit now as a shell
+ * would (127: not found, 126: found but not runnable). The child reports
+ * a failed exec through a close-on-exec pipe.
+ */
 static pid_t start_command(char **argv)
 {
-	pid_t pid = fork();
+	int p[2], err = 0;
+	ssize_t n;
+	pid_t pid;
 
+	if (pipe2(p, O_CLOEXEC))
+		die("pipe: %s", strerror(errno));
+	fflush(NULL);
+	pid = fork();
 	if (pid < 0)
 		die("fork: %s", strerror(errno));
 	if (!pid) {
+		close(p[0]);
 		execvp(argv[0], argv);
-		fprintf(stderr, "demo_flush: %s: %s\n", argv[0], strerror(errno));
+		err = errno;
+		if (write(p[1], &err, sizeof(err)) < 0) {
+			/* the parent then sees EOF and the exit status */
+		}
 		_exit(127);
 	}
+	close(p[1]);
+	do
+		n = read(p[0], &err, sizeof(err));
+	while (n < 0 && errno == EINTR);
+	close(p[0]);
+	if (n == (ssize_t)sizeof(err)) {
+		waitpid(pid, NULL, 0);
+		fflush(stdout);
+		fprintf(stderr, "demo_flush: cannot run '%s': %s\n", argv[0],
+			strerror(err));
+		exit(err == ENOENT ? 127 : 126);
+	}
 	return pid;
+}
+
+static int exit_status(int st)
+{
+	if (WIFEXITED(st))
+		return WEXITSTATUS(st);
+	if (WIFSIGNALED(st))
+		return 128 + WTERMSIG(st);
+	return 1;
 }
 
 int main(int argc, char **argv)
@@ -1134,11 +1441,13 @@ int main(int argc, char **argv)
 	uint64_t t0, t_end = 0, last_status, hops = 0;
 	uint64_t st_samples = 0, st_rounds = 0;
 	pid_t child = -1;
-	int *cpus, ncpus, c, e, i, err, child_status = 0;
+	int *cpus, ncpus, c, e, i, err, child_status = 0, rc = 0;
 	FILE *tables;
 	double secs;
 
 	parse_args(argc, argv);
+	/* --status=lines: whole lines even on a tty (a guest's serial port). */
+	tty_status = opt.status == 1 && isatty(STDERR_FILENO);
 	setvbuf(stdout, outbuf, _IOFBF, sizeof(outbuf));
 
 	open_clock();
@@ -1164,13 +1473,14 @@ int main(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 
 	for (c = 0; c < nr_rings; c++)
-		for (e = 0; e < nr_events; e++)
+		for (e = 0; e < rings[c].nfd; e++)
 			if (ioctl(rings[c].fd[e], PERF_EVENT_IOC_ENABLE, 0))
 				die("PERF_EVENT_IOC_ENABLE: %s", strerror(errno));
 
 	t0 = wall_ns();
 	if (opt.load) {
-		load = load_start(opt.load, cpus, ncpus);
+		load = load_start(opt.load, cpus,
+				  opt.load_cpus && opt.load_cpus < ncpus ? opt.load_cpus : ncpus);
 		if (!load)
 			die("starting the load: %s", strerror(errno));
 	}
@@ -1190,10 +1500,13 @@ int main(int argc, char **argv)
 		if (t_end && now >= t_end)
 			break;
 		if (child > 0 && waitpid(child, &child_status, WNOHANG) == child) {
+			/* It exited by itself: its status is ours. */
 			child = -1;
+			rc = exit_status(child_status);
 			break;
 		}
-		if (opt.status && now - last_status >= 500000000ull) {
+		if (opt.status && now - last_status >=
+		    (tty_status ? 500000000ull : 2000000000ull)) {
 			status_line((now - t0) / 1e9, samples_total - st_samples,
 				    rounds_total - st_rounds, (now - last_status) / 1e9);
 			st_samples = samples_total;
@@ -1202,16 +1515,18 @@ int main(int argc, char **argv)
 		}
 		wait_round(pfd);
 	}
-	if (opt.status)
+	if (opt.status && tty_status)
 		fputs("\r\033[K", stderr);
 
 	/* Stop the producers, then drain what they left and flush it all. */
 	if (load)
 		hops = load_stop(load);
 	for (c = 0; c < nr_rings; c++)
-		for (e = 0; e < nr_events; e++)
+		for (e = 0; e < rings[c].nfd; e++)
 			ioctl(rings[c].fd[e], PERF_EVENT_IOC_DISABLE, 0);
 	secs = (wall_ns() - t0) / 1e9;
+	/* The last round drains everything: nothing may stay unread. */
+	final_drain = 1;
 	do_round();
 	emit_now = clock_now();
 	for (i = 0; i < NR_RULES; i++) {
@@ -1221,6 +1536,7 @@ int main(int argc, char **argv)
 			die("perfclock_queue_flush_all: %s", strerror((int)-ret));
 	}
 	if (child > 0) {
+		/* The run ended first (--duration, a signal): we end it. */
 		kill(child, SIGTERM);
 		waitpid(child, &child_status, 0);
 	}
@@ -1234,15 +1550,13 @@ int main(int argc, char **argv)
 	tables = (opt.print || (opt.json && !strcmp(opt.json, "-"))) ? stderr : stdout;
 	print_tables(tables, secs, &kc, &ci, hops);
 	if (opt.json) {
-		FILE *f = strcmp(opt.json, "-") ? fopen(opt.json, "we") : stdout;
+		FILE *f = opt.json_f ? opt.json_f : stdout;
 
-		if (!f)
-			die("%s: %s", opt.json, strerror(errno));
 		write_json(f, secs, &kc, &ci, hops);
 		if (f != stdout && fclose(f))
 			die("%s: %s", opt.json, strerror(errno));
 	}
 	fflush(stdout);
 	cleanup(cpus, pfd);
-	return 0;
+	return rc;
 }

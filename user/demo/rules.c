@@ -48,6 +48,19 @@ void rules_round_begin(struct rules *r, uint64_t clock_now, uint64_t horizon)
 	r->round++;
 	r->start = clock_now;
 	r->horizon = horizon;
+	r->have_cap = 0;
+}
+
+void rules_cap(struct rules *r, uint64_t t)
+{
+	if (!r->have_cap || t < r->cap)
+		r->cap = t;
+	r->have_cap = 1;
+}
+
+static uint64_t capped(const struct rules *r, uint64_t limit)
+{
+	return r->have_cap && r->cap < limit ? r->cap : limit;
 }
 
 void rules_push(struct rules *r, uint32_t src, uint64_t time)
@@ -85,10 +98,10 @@ int rules_limit(const struct rules *r, int rule, uint64_t *limit)
 		return 0;
 	switch (rule) {
 	case RULE_OURS:
-		*limit = r->horizon;
+		*limit = capped(r, r->horizon);
 		return 1;
 	case RULE_AHERN:
-		*limit = r->start;
+		*limit = capped(r, r->start);
 		return 1;
 	case RULE_PERF_OLD:
 		if (!r->next_flush_valid)

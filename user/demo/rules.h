@@ -21,6 +21,11 @@
  *
  * Per-source state is updated on every push (rules_push()), so all rules
  * see the same events.
+ *
+ * A reader that leaves records unread in a ring (perf kvm stat live reads
+ * at most 25 per ring per round) calls rules_cap() with the oldest record
+ * left unread: a clock read or a horizon only covers what was drained, so
+ * ours and ahern flush no further than that.
  */
 #ifndef DEMO_RULES_H
 #define DEMO_RULES_H
@@ -53,6 +58,8 @@ struct rules {
 	int any_pushed;
 	uint64_t next_flush;	/* perf-old: the limit of this round's end */
 	int next_flush_valid;
+	uint64_t cap;		/* ours, ahern: the oldest record left unread */
+	int have_cap;
 };
 
 /* Short stable name ("ours", "ahern", "perf-old", "schuchart", "kvm-live"). */
@@ -64,6 +71,9 @@ void rules_free(struct rules *r);
 
 /* A round starts: the bare clock read and the horizon, both before any ring is read. */
 void rules_round_begin(struct rules *r, uint64_t clock_now, uint64_t horizon);
+
+/* This round left a record stamped t unread (ours and ahern stop below it). */
+void rules_cap(struct rules *r, uint64_t t);
 
 /* An event of source src was pushed (to every rule's queue). */
 void rules_push(struct rules *r, uint32_t src, uint64_t time);
