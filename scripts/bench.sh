@@ -11,7 +11,11 @@
 #   2. the library's queue throughput (make -C user bench), on the host,
 #      and against perf's own util/ordered-events.c compiled from
 #      linux-source-6.1 (bench/perf-ordered-events/run.sh);
-#   3. the live demo in both regimes, plotted (build/demo/demo.png).
+#   3. the live demo's scenarios in both regimes (scripts/demo.sh --scenarios
+#      all: busy, half, sampling, bounded, overcommit, busy-exp), each
+#      DEMO_SECONDS long (default 180: ~40 min for the 12 runs on this
+#      2-core host), then issue 10's targets per run with their verdicts
+#      (scripts/demo-report.sh --targets) and a plot (build/bench-demo/demo.png).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -59,7 +63,11 @@ if [ -f user/Makefile ]; then
 fi
 echo "== library queue vs perf's own util/ordered-events.c (host)"
 bench/perf-ordered-events/run.sh || rc=1
-echo "== the live demo, plotted"
-scripts/demo.sh || rc=1
-scripts/demo-plot.sh || rc=1
+echo "== the live demo: every scenario, both regimes, ${DEMO_SECONDS:-180}s each"
+scripts/demo.sh --scenarios all --duration "${DEMO_SECONDS:-180}" --out build/bench-demo || rc=1
+echo "== the demo's targets"
+scripts/demo-report.sh --targets build/bench-demo/stable-*.json build/bench-demo/unstable-*.json |
+	sed -n '/^targets/,$p' || rc=1
+scripts/demo-plot.sh -o build/bench-demo/demo.png build/bench-demo/stable-*.json \
+	build/bench-demo/unstable-*.json || rc=1
 exit $rc

@@ -200,7 +200,7 @@ if want host; then
 	# round (ours must cap its flush at the oldest record left unread).
 	st=0
 	$bin --clock monotonic --duration 3 --load 4 --load-cpus 1 --sample cpu-clock \
-		--sample-hz 2000 --max-per-round 25 --status=lines \
+		--sample-hz 2000 --max-per-round 25 --status=lines --label "host scenarios" \
 		--json "$out/scen.json" > "$out/scen.out" 2> "$out/scen.err" || st=$?
 	check "host scenarios: --sample cpu-clock --load-cpus 1 --max-per-round 25 exits 0" [ $st -eq 0 ]
 	check_json "$out/scen.json" "host scenarios" sched:sched_switch
@@ -210,6 +210,14 @@ if want host; then
 	check "host scenarios: rounds left records unread and capped our flush ($capped)" [ "${capped:-0}" -gt 0 ]
 	check "host scenarios: --status=lines writes whole status lines" \
 		sh -c "grep -q '^status: ' '$out/scen.err' && ! grep -q \"\$(printf '\\r')\" '$out/scen.err'"
+	# What make demo closes with: the table, and a plain verdict sentence.
+	scripts/demo-report.sh --targets "$out/scen.json" > "$out/report.txt" 2>&1
+	check "report: a table row per run with late events beside hold p50/p99" \
+		grep -qE '^\| scenarios \| host \| [0-9]+ \| [0-9]+, [0-9.]+ / [0-9.]+ \|' "$out/report.txt"
+	check "report: a verdict sentence naming which rules were late, and ours' latency cost" \
+		grep -qE '^host: ours delivered no event late; late elsewhere: .*Hold p99, ours vs' "$out/report.txt"
+	check "report: each target with its verdict" \
+		grep -qE '^  host scenarios +0 late: MET .*p99 vs rounds \+ barrier: (MET|MISSED)' "$out/report.txt"
 fi
 
 if want errors; then
