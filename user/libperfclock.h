@@ -385,16 +385,24 @@ struct perfclock_queue_config {
 	uint32_t flags;			/* PERFCLOCK_QUEUE_* */
 	uint32_t reserved0;
 	/*
-	 * Bytes of queued events (entries plus copies) allowed. When a push
-	 * would exceed it, the oldest events are emitted at once with
-	 * PERFCLOCK_EVENT_FORCED (counted in forced) until it fits; the
-	 * queue never refuses an event for it. Over the cap by one event:
-	 * a single event larger than the cap, or a push whose forced flush
-	 * a failing callback stopped (the event is queued all the same and
-	 * the callback's error returned). What the cap does NOT count: the
-	 * per-source arrays and the copies' slab grow to the largest backlog
-	 * seen and are kept until perfclock_queue_free(), so that a steady
-	 * state allocates nothing.
+	 * Bytes the queue may hold allocated between calls: everything it
+	 * allocates after perfclock_queue_new() (per-source arrays, the
+	 * straggler heap, the slab chunks of the copies; not the fixed
+	 * per-source slots of perfclock_queue_new()), reported as
+	 * mem_retained_bytes. When a push would need more, the queue first
+	 * gives back what it does not use, then emits the oldest events at
+	 * once with PERFCLOCK_EVENT_FORCED (counted in forced), a quarter
+	 * of the queue at a time, until the push fits; it never refuses an
+	 * event for it. Over the cap only: an empty queue takes one event
+	 * whatever that needs (a cap below one slab chunk and one array,
+	 * about 1.5 KiB, holds one event at a time), and a push whose
+	 * forced flush a failing callback stopped (the event is queued all
+	 * the same and the callback's error returned). Within a call,
+	 * growing an array or moving copies briefly holds the old and the
+	 * new. Memory also follows usage down: every 64 flushes, a queue
+	 * holding more than twice what it needed over that time plus a
+	 * 16th of the cap gives the rest back; a steady state allocates
+	 * nothing.
 	 */
 	uint64_t mem_cap_bytes;		/* default: DEFAULT_MEM_CAP */
 	perfclock_deliver_fn deliver;
@@ -443,12 +451,15 @@ struct perfclock_queue_stats {
 	uint64_t forced;		/* emitted early by the memory cap */
 	uint64_t out_of_order_in_source;/* pushed below the source's last */
 	uint64_t queued;		/* currently queued */
-	uint64_t mem_bytes;		/* currently accounted */
+	uint64_t mem_bytes;		/* queued entries and copies */
 	uint64_t mem_peak_bytes;
 	uint64_t flushes;		/* flush_until calls */
 	uint64_t last_limit;		/* highest flush limit (exclusive) */
 	uint64_t last_emitted;		/* time of the last in-order event */
-	uint64_t reserved[3];
+	/* Allocated now, and at most between calls (see mem_cap_bytes). */
+	uint64_t mem_retained_bytes;
+	uint64_t mem_retained_peak_bytes;
+	uint64_t reserved[1];
 };
 
 void perfclock_queue_get_stats(const struct perfclock_queue *q,
