@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "../module/perfclock_ioctl.h"
+#include "../user/perfclock_page.h"
 
 #define MAX_CPUS	64
 #define MAX_SAMPLES	200000
@@ -87,14 +88,12 @@ static int page_horizon(const struct perfclock_page *pg, uint64_t *ns)
 	uint32_t seq, flags;
 	int tries;
 
+	/* perfclock_page.h's read_begin/read_retry: the one seq protocol. */
 	for (tries = 0; tries < 100000; tries++) {
-		seq = __atomic_load_n(&pg->seq, __ATOMIC_ACQUIRE);
-		if (seq & 1)
-			continue;
-		flags = __atomic_load_n(&pg->flags, __ATOMIC_RELAXED);
-		*ns = __atomic_load_n(&pg->horizon_ns, __ATOMIC_RELAXED);
-		__atomic_thread_fence(__ATOMIC_ACQUIRE);
-		if (__atomic_load_n(&pg->seq, __ATOMIC_RELAXED) == seq)
+		seq = perfclock_page_seq_begin(pg);
+		flags = perfclock_page_load(pg->flags);
+		*ns = perfclock_page_load(pg->horizon_ns);
+		if (!perfclock_page_seq_retry(pg, seq))
 			return flags & PERFCLOCK_PAGE_HORIZON_VALID ? 0 : -ENODATA;
 	}
 	return -EAGAIN;

@@ -57,6 +57,9 @@ for regime in stable unstable; do
 		--out "build/guest/bench-$regime" --append "$append" --timeout 600 || rc=1
 done
 
+echo "== clock paths natively (host, no module: the page's readers on a stand-in page)"
+build/bench/perfclock_bench --host || rc=1
+
 if [ -f user/Makefile ]; then
 	echo "== library queue throughput (host)"
 	make --no-print-directory -C user bench || rc=1

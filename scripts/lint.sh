@@ -56,6 +56,16 @@ out=$(grep -E '^#include' "$hdr" | grep -v -E '<linux/(types|ioctl)\.h>')
 [ -z "$out" ]
 report $? "$hdr includes only <linux/types.h> and <linux/ioctl.h>" "$out"
 
+# The page reader's seq protocol is ordered by the hardware too, not only
+# by the compiler, on every architecture: on arm64 the loads of seq are
+# acquires (ldar) and the re-check is preceded by a load barrier (dmb).
+out=$(printf '#include "perfclock_page.h"\nint s(const struct perfclock_page *p, struct perfclock_page_sample *o) { return perfclock_page_sample(p, o); }\nint h(const struct perfclock_page *p, unsigned long long *n) { uint64_t v; int e = perfclock_page_horizon(p, -1, &v); *n = v; return e; }\n' |
+	clang --target=aarch64-linux-gnu -O2 -S -o - -Iuser -I/usr/include \
+		-I/usr/include/x86_64-linux-gnu -x c - 2>&1)
+[ "$(printf '%s\n' "$out" | grep -c 'ldar')" -ge 2 ] &&
+	[ "$(printf '%s\n' "$out" | grep -c 'dmb')" -ge 2 ]
+report $? "user/perfclock_page.h orders its seq reads with acquire loads and barriers on arm64 (clang --target=aarch64)" "$out"
+
 # dkms.conf spells out its version (as v4l2loopback's does); VERSION is
 # the one source of truth, so they must agree.
 v=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"$/\1/p' dkms.conf)

@@ -43,14 +43,27 @@ static inline void perfclock_cpu_relax(void)
 }
 
 /*
+ * Whether this reader can compute the time from the page at all: the
+ * page's conversion is of the x86 TSC. Elsewhere the page still gives
+ * its coarse lower bound and horizons (with the same acquire-ordered seq
+ * protocol), and PERFCLOCK_PAGE_TSC_VALID is treated as clear.
+ */
+#if defined(__x86_64__) || defined(__i386__)
+#define PERFCLOCK_PAGE_HAVE_TSC	1
+#else
+#define PERFCLOCK_PAGE_HAVE_TSC	0
+#endif
+
+/*
  * lfence orders the TSC read after every earlier load, as the kernel's
  * rdtsc_ordered() does, so the counter is read inside the seq window and
  * after whatever the caller did before (a syscall whose record must be
- * bracketed, say).
+ * bracketed, say). It is most of what this reader costs beyond perf's
+ * own tools/perf/util/tsc.c (an unordered rdtsc): see the README.
  */
 static inline uint64_t perfclock_rdtsc_ordered(void)
 {
-#if defined(__x86_64__) || defined(__i386__)
+#if PERFCLOCK_PAGE_HAVE_TSC
 	uint32_t lo, hi;
 
 	__asm__ __volatile__("lfence; rdtsc" : "=a"(lo), "=d"(hi) :: "memory");
@@ -169,7 +182,7 @@ static inline int perfclock_page_read(const struct perfclock_page *pg,
 				   (clockid < 0 || ids);
 		s->reserved = 0;
 		s->now_ns = 0;
-		if ((what & PERFCLOCK_PAGE_READ_NOW) &&
+		if (PERFCLOCK_PAGE_HAVE_TSC && (what & PERFCLOCK_PAGE_READ_NOW) &&
 		    (s->flags & PERFCLOCK_PAGE_TSC_VALID) && shift < 64)
 			s->now_ns = perfclock_tsc_to_ns(tsc, mult, shift,
 							offset);
@@ -230,7 +243,8 @@ static inline int perfclock_page_try_now(const struct perfclock_page *pg,
 	if (perfclock_page_seq_retry(pg, seq))
 		return 0;
 	/* The module keeps shift below 32: a larger one is not a conversion. */
-	if (!(flags & PERFCLOCK_PAGE_TSC_VALID) || shift >= 64)
+	if (!PERFCLOCK_PAGE_HAVE_TSC || !(flags & PERFCLOCK_PAGE_TSC_VALID) ||
+	    shift >= 64)
 		return -EOPNOTSUPP;
 	*ns = perfclock_tsc_to_ns(tsc, mult, shift, offset);
 	return 1;
