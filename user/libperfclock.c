@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * libperfclock: the clock and its flush horizon. Module backend
- * (/dev/perfclock: page fast path, ioctl fallback) and clock_gettime
- * backend (events opened use_clockid), which takes its exact horizons from
- * the module when there is one.
+ * (/dev/perfclock: page fast path, ioctl fallback), clock_gettime
+ * backend (events opened use_clockid) and perf page backend (perf's own
+ * time_zero conversion, no module), the last two taking their exact
+ * horizons from the module when there is one.
  *
  * A struct perfclock barely changes after perfclock_open*() returns (the
  * page is the kernel's, read with the seq protocol; the two horizon
@@ -32,6 +33,8 @@ struct perfclock {
 	clockid_t clockid;		/* clockid backend */
 	clockid_t coarse_clockid;	/* lower bound; == clockid if none */
 	const struct perfclock_page *page;	/* NULL if not mapped */
+	/* perf page backend: the caller's perf mmap page (time_zero). */
+	const struct perf_event_mmap_page *perf_page;
 	size_t page_len;
 	struct perfclock_info info;	/* device, as read at open */
 	/*
@@ -206,6 +209,74 @@ PERFCLOCK_API struct perfclock *perfclock_open_clockid(int clockid)
 	return clk;
 }
 
+/*
+ * perf's own conversion from a perf mmap page (perf_event_mmap_page's
+ * comment; tools/perf/util/tsc.c), under its seq count `lock`, with the
+ * same ordered TSC read as the module's page: 0, -EOPNOTSUPP when the
+ * kernel does not offer cap_user_time_zero (now), -EAGAIN when the page
+ * stays busy.
+ */
+static int perf_page_read(const struct perf_event_mmap_page *pc, uint64_t *ns)
+{
+	const volatile struct perf_event_mmap_page *vpc = pc;
+	uint64_t zero, tsc;
+	uint32_t seq, mult;
+	uint16_t shift;
+	int tries, cap;
+
+	if (!PERFCLOCK_PAGE_HAVE_TSC)
+		return -EOPNOTSUPP;
+	for (tries = 0; tries < PERFCLOCK_PAGE_MAX_RETRIES; tries++) {
+		if (tries)
+			perfclock_cpu_relax();
+		seq = __atomic_load_n(&pc->lock, __ATOMIC_ACQUIRE);
+		cap = vpc->cap_user_time_zero;
+		zero = vpc->time_zero;
+		mult = vpc->time_mult;
+		shift = vpc->time_shift;
+		tsc = perfclock_rdtsc_ordered();
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		if ((seq & 1) || __atomic_load_n(&pc->lock, __ATOMIC_RELAXED) != seq)
+			continue;
+		if (!cap || shift >= 64)
+			return -EOPNOTSUPP;
+		*ns = perfclock_tsc_to_ns(tsc, mult, shift, zero);
+		return 0;
+	}
+	return -EAGAIN;
+}
+
+PERFCLOCK_API struct perfclock *
+perfclock_open_perf_page(const struct perf_event_mmap_page *pc)
+{
+	struct perfclock *clk;
+	uint64_t ns;
+	int err;
+
+	if (!pc) {
+		errno = EINVAL;
+		return NULL;
+	}
+	err = perf_page_read(pc, &ns);
+	if (err) {
+		errno = -err;
+		return NULL;
+	}
+	clk = calloc(1, sizeof(*clk));
+	if (!clk)
+		return NULL;
+	clk->backend = PERFCLOCK_BACKEND_PERF_PAGE;
+	clk->fd = -1;
+	clk->clockid = -1;
+	clk->coarse_clockid = -1;
+	clk->perf_page = pc;
+	clk->hz_clockid = PERFCLOCK_HORIZON_PERF_CLOCK;
+	/* Exact horizons from the module if it is there (as for clockids). */
+	if (attach_device(clk, PERFCLOCK_DEVICE_PATH) == 0 && !clk->hz_exact)
+		detach_device(clk);
+	return clk;
+}
+
 PERFCLOCK_API struct perfclock *perfclock_open(const char *path)
 {
 	struct perfclock *clk;
@@ -269,6 +340,8 @@ PERFCLOCK_API int perfclock_read(struct perfclock *clk, uint64_t *ns)
 		return -EINVAL;
 	if (clk->backend == PERFCLOCK_BACKEND_CLOCKID)
 		return clockid_read(clk->clockid, ns);
+	if (clk->backend == PERFCLOCK_BACKEND_PERF_PAGE)
+		return perf_page_read(clk->perf_page, ns);
 #if defined(__x86_64__) || defined(__i386__)
 	/* Fast path: no syscall, no allocation, bounded retries. */
 	if (clk->page && perfclock_page_read_now(clk->page, ns) == 0)
@@ -333,6 +406,9 @@ PERFCLOCK_API int perfclock_read_lower_bound(struct perfclock *clk,
 		return -EINVAL;
 	if (clk->backend == PERFCLOCK_BACKEND_CLOCKID)
 		return clockid_read(clk->coarse_clockid, ns);
+	/* cap_user_time_zero: sched_clock is stable, one clock, no skew. */
+	if (clk->backend == PERFCLOCK_BACKEND_PERF_PAGE)
+		return perf_page_read(clk->perf_page, ns);
 
 	if (clk->page && perfclock_page_sample(clk->page, &s) == 0) {
 		v = s.coarse_ns;
@@ -467,6 +543,14 @@ PERFCLOCK_API int perfclock_get_info(struct perfclock *clk,
 		/* Timekeeping clocks are one clock for all CPUs. */
 		info->flags = flags | PERFCLOCK_CLOCK_GLOBAL;
 		info->clockid = clk->clockid;
+	} else if (clk->backend == PERFCLOCK_BACKEND_PERF_PAGE) {
+		uint64_t ns;
+
+		/* perf offers time_zero only with a stable sched_clock. */
+		info->clockid = -1;
+		info->flags = PERFCLOCK_CLOCK_GLOBAL | PERFCLOCK_CLOCK_PAGE_MAPPED;
+		if (perf_page_read(clk->perf_page, &ns) == 0)
+			info->flags |= PERFCLOCK_CLOCK_PAGE_TSC_VALID;
 	} else {
 		err = get_info(clk->fd, &ki);
 		if (err)
@@ -511,7 +595,7 @@ PERFCLOCK_API int perfclock_check_attr(const struct perfclock *clk,
 {
 	if (!clk || !attr)
 		return -EINVAL;
-	if (clk->backend == PERFCLOCK_BACKEND_DEVICE)
+	if (clk->backend != PERFCLOCK_BACKEND_CLOCKID)
 		return attr->use_clockid ? -EINVAL : 0;
 	if (!attr->use_clockid || attr->clockid != clk->clockid)
 		return -EINVAL;
@@ -523,7 +607,7 @@ PERFCLOCK_API void perfclock_fill_attr(const struct perfclock *clk,
 {
 	if (!clk || !attr)
 		return;
-	if (clk->backend == PERFCLOCK_BACKEND_DEVICE) {
+	if (clk->backend != PERFCLOCK_BACKEND_CLOCKID) {
 		attr->use_clockid = 0;
 		attr->clockid = 0;
 	} else {

@@ -29,9 +29,13 @@
  *
  * The three parts:
  *
- *  1. struct perfclock: a clock and its flush horizon. Two backends:
+ *  1. struct perfclock: a clock and its flush horizon. Three backends:
  *     - the module: perfclock_open("/dev/perfclock"), the clock of events
  *       opened WITHOUT attr.use_clockid (local_clock());
+ *     - perf's own page: perfclock_open_perf_page(), the same clock read
+ *       through perf's time_zero conversion of a perf ring the tool has
+ *       mapped, when the kernel offers it (cap_user_time_zero): exact and
+ *       syscall-free with no module; exact horizons need the module;
  *     - clock_gettime: perfclock_open_clockid(CLOCK_MONOTONIC), the clock
  *       of events opened WITH attr.use_clockid = 1 and that clockid. It
  *       needs no module for reading; it takes its exact horizons from
@@ -88,6 +92,25 @@ struct perfclock *perfclock_open(const char *path);
  * Errors: EINVAL for any other clock, ENOMEM.
  */
 struct perfclock *perfclock_open_clockid(int clockid);
+
+/*
+ * Open the perf page backend: perf_clock() (local_clock(), events opened
+ * without use_clockid) read from pc, the first page of a perf mmap ring
+ * the caller has mapped (the base given to perfclock_ring_new()), with
+ * perf's own conversion: time_zero, time_mult, time_shift. The kernel
+ * offers it (cap_user_time_zero) only when sched_clock is the native TSC
+ * one and stable, and then it is local_clock() exactly, on every CPU; no
+ * module is needed to read. pc must stay mapped until perfclock_close().
+ * Like perfclock_open_clockid(), it opens /dev/perfclock silently and
+ * keeps it if the module hands out horizons: perfclock_horizon() is then
+ * exact; otherwise it is the estimate. perfclock_read_ioctl() is
+ * -EOPNOTSUPP; perfclock_read() and perfclock_read_lower_bound() return
+ * -EOPNOTSUPP if the kernel withdraws cap_user_time_zero (an unstable TSC).
+ * Errors: EINVAL (pc NULL), EOPNOTSUPP (no cap_user_time_zero: use the
+ * module), EAGAIN (the page stayed busy), ENOMEM.
+ */
+struct perf_event_mmap_page;	/* <linux/perf_event.h> */
+struct perfclock *perfclock_open_perf_page(const struct perf_event_mmap_page *pc);
 
 void perfclock_close(struct perfclock *clk);
 
@@ -177,6 +200,7 @@ int perfclock_read_lower_bound(struct perfclock *clk, uint64_t *ns);
 enum perfclock_backend {
 	PERFCLOCK_BACKEND_DEVICE = 1,	/* /dev/perfclock, local_clock() */
 	PERFCLOCK_BACKEND_CLOCKID = 2,	/* clock_gettime(clockid) */
+	PERFCLOCK_BACKEND_PERF_PAGE = 3,	/* perf's time_zero, local_clock() */
 };
 
 /* struct perfclock_clock_info::flags */

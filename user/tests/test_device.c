@@ -606,6 +606,105 @@ static void *reader(void *p)
 	return NULL;
 }
 
+/*
+ * The perf page backend: perf's own time_zero conversion of a perf mmap
+ * page (here a fake one: time_mult 1, time_shift 0, so ns = tsc + zero).
+ */
+static struct perf_event_mmap_page fake_pc __attribute__((aligned(4096)));
+
+static void test_perf_page(void)
+{
+	struct perfclock_clock_info info;
+	struct perf_event_attr attr;
+	struct perfclock *c;
+	unsigned long bt, bi;
+	uint64_t a, b, v, h, lo;
+	int ok, fds, i;
+
+	fake_reset();
+	fds = count_fds();
+	memset(&fake_pc, 0, sizeof(fake_pc));
+	fake_pc.time_mult = 1;
+	fake_pc.time_shift = 0;
+	fake_pc.time_zero = 1000;
+	fake_pc.lock = 4;
+	errno = 0;
+	c = perfclock_open_perf_page(&fake_pc);
+	tap_ok(!c && errno == EOPNOTSUPP,
+	       "perf page: without cap_user_time_zero, EOPNOTSUPP (errno %d)", errno);
+	errno = 0;
+	tap_ok(!perfclock_open_perf_page(NULL) && errno == EINVAL,
+	       "perf page: NULL is EINVAL");
+
+	fake_pc.cap_user_time_zero = 1;
+	bt = n_get_time;
+	bi = n_get_info;
+	c = perfclock_open_perf_page(&fake_pc);
+	ok = c != NULL;
+	for (i = 0; ok && i < 1000; i++) {
+		a = perfclock_rdtsc_ordered() + 1000;
+		ok = perfclock_read(c, &v) == 0;
+		b = perfclock_rdtsc_ordered() + 1000;
+		ok = ok && a <= v && v <= b;
+	}
+	tap_ok(ok && n_get_time == bt && n_get_info == bi && count_fds() == fds,
+	       "perf page: no module: perfclock_read is perf's conversion, bracketed, no device opened");
+	tap_ok(c && perfclock_read_lower_bound(c, &v) == 0 &&
+	       v <= perfclock_rdtsc_ordered() + 1000,
+	       "perf page: the lower bound is a read of the clock (one clock: no skew)");
+	tap_ok(c && perfclock_read_ioctl(c, &v) == -EOPNOTSUPP,
+	       "perf page: perfclock_read_ioctl is -EOPNOTSUPP");
+	lo = perfclock_rdtsc_ordered() + 1000;
+	ok = c && perfclock_horizon(c, &h) == 0;
+	tap_ok(ok && h + PERFCLOCK_HORIZON_ESTIMATE_INFLIGHT_NS >= lo &&
+	       h + PERFCLOCK_HORIZON_ESTIMATE_INFLIGHT_NS <= perfclock_rdtsc_ordered() + 1000,
+	       "perf page: no module: the horizon is the clock minus the in-flight estimate");
+	ok = c && perfclock_get_info(c, &info) == 0;
+	tap_ok(ok && info.backend == PERFCLOCK_BACKEND_PERF_PAGE && info.clockid == -1 &&
+	       (info.flags & PERFCLOCK_CLOCK_GLOBAL) &&
+	       (info.flags & PERFCLOCK_CLOCK_PAGE_TSC_VALID) &&
+	       !(info.flags & PERFCLOCK_CLOCK_HORIZON_EXACT) &&
+	       info.skew_estimate_ns == 0 &&
+	       info.inflight_estimate_ns == PERFCLOCK_HORIZON_ESTIMATE_INFLIGHT_NS,
+	       "perf page: get_info: perf page backend, one clock, TSC, horizon an estimate");
+	memset(&attr, 0, sizeof(attr));
+	tap_ok(c && perfclock_check_attr(c, &attr) == 0,
+	       "perf page: check_attr accepts events without use_clockid");
+	attr.use_clockid = 1;
+	attr.clockid = CLOCK_MONOTONIC;
+	tap_ok(c && perfclock_check_attr(c, &attr) == -EINVAL,
+	       "perf page: check_attr refuses use_clockid events");
+
+	fake_pc.lock = 5;	/* an update that never ends */
+	tap_ok(c && perfclock_read(c, &v) == -EAGAIN,
+	       "perf page: a page stuck mid-update: bounded retries, -EAGAIN");
+	fake_pc.lock = 6;
+	fake_pc.cap_user_time_zero = 0;	/* the kernel withdrew it */
+	tap_ok(c && perfclock_read(c, &v) == -EOPNOTSUPP &&
+	       perfclock_read_lower_bound(c, &v) == -EOPNOTSUPP,
+	       "perf page: cap_user_time_zero withdrawn: reads are -EOPNOTSUPP");
+	fake_pc.cap_user_time_zero = 1;
+	perfclock_close(c);
+
+	/* With the module handing out horizons: exact, from its page. */
+	fake_reset();
+	devnode_present = 1;
+	fake_info.flags |= PERFCLOCK_INFO_HORIZON;
+	page.flags |= PERFCLOCK_PAGE_HORIZON_VALID;
+	page.horizon_ns = 987654321;
+	c = perfclock_open_perf_page(&fake_pc);
+	bt = n_get_time;
+	ok = c && perfclock_horizon(c, &h) == 0 && h == 987654321 &&
+	     perfclock_read(c, &v) == 0 && n_get_time == bt;
+	ok = ok && perfclock_get_info(c, &info) == 0 &&
+	     info.backend == PERFCLOCK_BACKEND_PERF_PAGE &&
+	     (info.flags & PERFCLOCK_CLOCK_HORIZON_EXACT);
+	tap_ok(ok, "perf page: with the module: the module page's exact horizon, reads from perf's page");
+	perfclock_close(c);
+	devnode_present = 0;
+	tap_ok(count_fds() == fds, "perf page: close leaves no fd open");
+}
+
 int main(void)
 {
 	struct perfclock_clock_info info;
@@ -711,6 +810,7 @@ int main(void)
 
 	test_horizon_device();
 	test_horizon_clockid();
+	test_perf_page();
 
 	/* Versions and errors. */
 	fds = count_fds();

@@ -459,6 +459,51 @@ int main(int argc, char **argv)
 			test_horizon_of(mono, "module-clockid", 1);
 		perfclock_close(mono);
 	}
+	{
+		/*
+		 * perf's own page (time_zero): the same clock with no module
+		 * needed to read it, where the kernel offers it (stable only),
+		 * bracketing COMM records like the module's reads.
+		 */
+		struct perf_event_attr pa;
+		struct perfclock *dev = clk, *pp;
+		long pagesz = sysconf(_SC_PAGESIZE);
+		void *pc = MAP_FAILED;
+		int pfd;
+
+		memset(&pa, 0, sizeof(pa));
+		pa.size = sizeof(pa);
+		pa.type = PERF_TYPE_SOFTWARE;
+		pa.config = PERF_COUNT_SW_DUMMY;
+		pfd = (int)syscall(SYS_perf_event_open, &pa, 0, -1, -1,
+				   PERF_FLAG_FD_CLOEXEC);
+		if (pfd >= 0)
+			pc = mmap(NULL, (size_t)pagesz, PROT_READ, MAP_SHARED, pfd, 0);
+		if (pc == MAP_FAILED) {
+			tap_skip("perf-page: all checks # SKIP no perf mmap page: %s",
+				 strerror(errno));
+		} else {
+			errno = 0;
+			pp = perfclock_open_perf_page(pc);
+			if (!(info.flags & PERFCLOCK_CLOCK_GLOBAL)) {
+				tap_ok(!pp && errno == EOPNOTSUPP,
+				       "perf-page: unstable sched_clock: perf offers no time_zero, EOPNOTSUPP (errno %d)",
+				       errno);
+			} else if (tap_ok(pp != NULL,
+					  "perf-page: stable sched_clock: opens on perf's time_zero (errno %d)",
+					  errno)) {
+				clk = pp;
+				who = "perf-page";
+				test_bracket(0);
+				clk = dev;
+				who = "module";
+			}
+			perfclock_close(pp);
+			munmap(pc, (size_t)pagesz);
+		}
+		if (pfd >= 0)
+			close(pfd);
+	}
 	perfclock_close(clk);
 	return tap_exit();
 }
