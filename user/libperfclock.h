@@ -296,6 +296,8 @@ struct perfclock_record {
 
 #define PERFCLOCK_RECORD_HAS_TIME	(1U << 0)
 #define PERFCLOCK_RECORD_WRAPPED	(1U << 1)	/* copied to scratch */
+/* Shared ring: the record carries an id no registered event has. */
+#define PERFCLOCK_RECORD_UNKNOWN_EVENT	(1U << 2)
 
 struct perfclock_ring_stats {
 	uint64_t records;		/* records handed out */
@@ -314,10 +316,48 @@ struct perfclock_ring_stats {
  * was opened with: its sample_type/sample_id_all tell where the time is.
  * Does not take ownership of the mapping. Errors: EINVAL (length not one
  * header page plus a power-of-two data area), ENOMEM.
+ *
+ * A ring several events write into (PERF_EVENT_IOC_SET_OUTPUT, as perf
+ * record and perf top do): pass attr NULL and register every event with
+ * perfclock_ring_add_event(). A single attr is enough only when every
+ * event sharing the ring has its sample_type and sample_id_all.
  */
 struct perfclock_ring *perfclock_ring_new(void *base, size_t len,
 					  const struct perf_event_attr *attr);
 void perfclock_ring_free(struct perfclock_ring *ring);
+
+/*
+ * Register an event writing into this ring: its attr and its ids
+ * (PERF_EVENT_IOC_ID; one per fd, several for an event opened on several
+ * CPUs into one ring). Events are numbered 0, 1, ... in registration
+ * order (the attr of perfclock_ring_new(), if any, is 0).
+ *
+ * When the events' layouts differ (sample_type or sample_id_all), each
+ * record's event is found by the id it carries, as perf does
+ * (util/evlist.c, evlist__id2evsel()): every event must then carry its id
+ * at the same place, in samples and in the sample_id of other records.
+ * PERF_SAMPLE_IDENTIFIER in every event's sample_type does that whatever
+ * else they sample; PERF_SAMPLE_ID works when what precedes it agrees.
+ * Events must also agree on sample_id_all. A set that breaks this is
+ * refused: -EINVAL, and the ring is unchanged (so is an event added to a
+ * ring whose first attr came without ids, if its layout differs). Records
+ * carrying an id no event registered come with
+ * PERFCLOCK_RECORD_UNKNOWN_EVENT and no time.
+ * Errors: -EINVAL (also no ids), -EEXIST (an id already registered),
+ * -ENOMEM.
+ */
+int perfclock_ring_add_event(struct perfclock_ring *ring,
+			     const struct perf_event_attr *attr,
+			     const uint64_t *ids, size_t nr_ids);
+
+/*
+ * The event (its registration index) of a record handed out by this
+ * ring; 0 for a ring of one event. -ENOENT: the record carries no id
+ * (a non-sample record without sample_id_all, say); -ESRCH: an id no
+ * event registered; -EINVAL.
+ */
+int perfclock_ring_record_event(const struct perfclock_ring *ring,
+				const struct perfclock_record *rec);
 
 /*
  * Start reading: load data_head (acquire; pairs with the kernel's write

@@ -6,7 +6,9 @@
  *   - a dummy event with task/comm records (FORK/EXIT/COMM),
  *   - context-switch samples (volume),
  * all stamped with use_clockid = CLOCK_MONOTONIC and sharing one ring per
- * CPU (PERF_EVENT_IOC_SET_OUTPUT). A child forks a known number of
+ * CPU (PERF_EVENT_IOC_SET_OUTPUT); the context-switch samples have another
+ * sample_type (IP, PERIOD too), so the reader finds each record's event by
+ * PERF_SAMPLE_IDENTIFIER (perfclock_ring_add_event()). A child forks a known number of
  * grandchildren while two processes ping-pong on pipes; the reader reads
  * the rings in rounds through the library (perfclock_horizon() first, then
  * every ring, then perfclock_queue_flush_until()). Checks: the merged
@@ -287,6 +289,13 @@ int main(int argc, char **argv)
 	ad.task = 1;
 	ad.comm = 1;
 	setup_attr(&ac, clk, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES);
+	/*
+	 * Another layout in the same ring (as perf record's events often
+	 * have): the time sits 8 bytes further in. Found by the id
+	 * (perfclock_ring_add_event()); read with the dummy's attr it
+	 * would be the pid/tid word.
+	 */
+	ac.sample_type |= PERF_SAMPLE_IP | PERF_SAMPLE_PERIOD;
 	if (fork_tp >= 0)
 		setup_attr(&af, clk, PERF_TYPE_TRACEPOINT, (uint64_t)fork_tp);
 
@@ -321,7 +330,8 @@ int main(int argc, char **argv)
 			       strerror(errno));
 			return tap_exit();
 		}
-		r->ring = perfclock_ring_new(r->base, r->len, &ad);
+		/* Shared by three events: each registered with its id. */
+		r->ring = perfclock_ring_new(r->base, r->len, NULL);
 		r->fd_cs = (int)perf_open(&ac, i, -1);
 		r->fd_fork = fork_tp >= 0 ? (int)perf_open(&af, i, -1) : -1;
 		if (r->fd_cs < 0 || (fork_tp >= 0 && r->fd_fork < 0) ||
@@ -333,11 +343,21 @@ int main(int argc, char **argv)
 		ioctl(r->fd_cs, PERF_EVENT_IOC_SET_OUTPUT, r->fd_dummy);
 		ioctl(r->fd_dummy, PERF_EVENT_IOC_ID, &r->id_dummy);
 		ioctl(r->fd_cs, PERF_EVENT_IOC_ID, &r->id_cs);
+		if (perfclock_ring_add_event(r->ring, &ad, &r->id_dummy, 1) ||
+		    perfclock_ring_add_event(r->ring, &ac, &r->id_cs, 1)) {
+			tap_ok(0, "real ring: register the shared ring's events");
+			return tap_exit();
+		}
 		if (r->fd_fork >= 0) {
 			ioctl(r->fd_fork, PERF_EVENT_IOC_SET_OUTPUT,
 			      r->fd_dummy);
 			ioctl(r->fd_fork, PERF_EVENT_IOC_ID, &r->id_fork);
 			S.id_fork_any[nr] = r->id_fork;
+			if (perfclock_ring_add_event(r->ring, &af,
+						     &r->id_fork, 1)) {
+				tap_ok(0, "real ring: register the fork event");
+				return tap_exit();
+			}
 		}
 		nr++;
 	}

@@ -421,6 +421,118 @@ static void test_ring_basic(void)
 	       "ring: a data area that is not a power of two is refused (EINVAL)");
 }
 
+/*
+ * A ring shared by events of different sample_types (SET_OUTPUT): each
+ * record's event is found by PERF_SAMPLE_IDENTIFIER, as perf does, and a
+ * set the reader cannot parse is refused (issue 13, item 4). With one
+ * attr for the ring, B's sample time was read at A's offset.
+ */
+static void test_ring_shared(void)
+{
+	static struct fake_ring f;
+	struct perf_event_attr a, b, c;
+	struct perfclock_record rec;
+	struct perfclock_ring *r;
+	const uint64_t ida[2] = { 101, 102 }, idb[1] = { 201 };
+	uint64_t t[8] = { 0 };
+	int ev[8] = { 0 }, unknown[8] = { 0 }, n = 0, ret, ok;
+
+	memset(&a, 0, sizeof(a));
+	a.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID |
+			PERF_SAMPLE_TIME | PERF_SAMPLE_CPU;
+	a.sample_id_all = 1;
+	b = a;
+	b.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP |
+			PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_PERIOD;
+
+	fake_init(&f, 0);
+	r = perfclock_ring_new(&f, sizeof(f.u) + FAKE_DATA, NULL);
+	ok = r && perfclock_ring_add_event(r, &a, ida, 2) == 0 &&
+	     perfclock_ring_add_event(r, &b, idb, 1) == 0;
+	if (!tap_ok(ok, "ring shared: two events of different sample_types, both with PERF_SAMPLE_IDENTIFIER, register"))
+		return;
+	c = a;
+	c.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
+	tap_ok(perfclock_ring_add_event(r, &c, (const uint64_t[]){ 301 }, 1) == -EINVAL,
+	       "ring shared: a third layout without an id is refused (-EINVAL)");
+	c = a;
+	c.sample_id_all = 0;
+	c.sample_type |= PERF_SAMPLE_PERIOD;
+	tap_ok(perfclock_ring_add_event(r, &c, (const uint64_t[]){ 302 }, 1) == -EINVAL,
+	       "ring shared: an event without sample_id_all among ones with it is refused (-EINVAL)");
+	tap_ok(perfclock_ring_add_event(r, &a, (const uint64_t[]){ 201 }, 1) == -EEXIST &&
+	       perfclock_ring_add_event(r, &a, NULL, 0) == -EINVAL,
+	       "ring shared: an id registered twice is -EEXIST, no ids -EINVAL");
+
+	/* A sample { id, pid/tid, time, cpu } */
+	fake_write(&f, PERF_RECORD_SAMPLE, 40,
+		   (const uint64_t[]){ 101, 0x2a0000002aULL, 5000, 1 }, 32);
+	/* B sample { id, ip, pid/tid, time, period } */
+	fake_write(&f, PERF_RECORD_SAMPLE, 48,
+		   (const uint64_t[]){ 201, 0xffffffff81000000ULL,
+				       0x2a0000002aULL, 6000, 1 }, 40);
+	/* A's LOST { id, lost, sample_id { tid, time, cpu, identifier } } */
+	fake_write(&f, PERF_RECORD_LOST, 56,
+		   (const uint64_t[]){ 102, 3, 0x2a0000002aULL, 7000, 1, 102 },
+		   48);
+	/* B's LOST { id, lost, sample_id { tid, time, identifier } } */
+	fake_write(&f, PERF_RECORD_LOST, 48,
+		   (const uint64_t[]){ 201, 4, 0x2a0000002aULL, 8000, 201 }, 40);
+	/* an id nobody registered */
+	fake_write(&f, PERF_RECORD_SAMPLE, 40,
+		   (const uint64_t[]){ 999, 0x2a0000002aULL, 9000, 1 }, 32);
+	fake_publish(&f);
+	perfclock_ring_read_begin(r);
+	while ((ret = perfclock_ring_read_event(r, &rec)) == 1 && n < 8) {
+		t[n] = (rec.flags & PERFCLOCK_RECORD_HAS_TIME) ? rec.time : 0;
+		unknown[n] = !!(rec.flags & PERFCLOCK_RECORD_UNKNOWN_EVENT);
+		ev[n] = perfclock_ring_record_event(r, &rec);
+		n++;
+	}
+	perfclock_ring_read_end(r);
+	tap_ok(n == 5 && t[0] == 5000 && t[1] == 6000 && t[2] == 7000 &&
+	       t[3] == 8000,
+	       "ring shared: each record's time read with its own event's layout, samples and sample_id (%llu %llu %llu %llu)",
+	       (unsigned long long)t[0], (unsigned long long)t[1],
+	       (unsigned long long)t[2], (unsigned long long)t[3]);
+	tap_ok(ev[0] == 0 && ev[1] == 1 && ev[2] == 0 && ev[3] == 1 &&
+	       ev[4] == -ESRCH && !unknown[0] && !unknown[3],
+	       "ring shared: perfclock_ring_record_event() names each record's event (%d %d %d %d)",
+	       ev[0], ev[1], ev[2], ev[3]);
+	tap_ok(t[4] == 0 && unknown[4],
+	       "ring shared: a record with an unregistered id: no time, PERFCLOCK_RECORD_UNKNOWN_EVENT");
+	perfclock_ring_free(r);
+
+	/* PERF_SAMPLE_ID without IDENTIFIER: only where the positions agree. */
+	memset(&a, 0, sizeof(a));
+	a.sample_type = PERF_SAMPLE_ID | PERF_SAMPLE_TIME;
+	a.sample_id_all = 1;
+	b = a;
+	b.sample_type |= PERF_SAMPLE_CPU;	/* is_pos 2, not 1 */
+	r = perfclock_ring_new(&f, sizeof(f.u) + FAKE_DATA, NULL);
+	ok = r && perfclock_ring_add_event(r, &a, ida, 1) == 0 &&
+	     perfclock_ring_add_event(r, &b, idb, 1) == -EINVAL;
+	b.sample_id_all = 0;
+	a.sample_id_all = 0;
+	perfclock_ring_free(r);
+	r = perfclock_ring_new(&f, sizeof(f.u) + FAKE_DATA, NULL);
+	ok = ok && r && perfclock_ring_add_event(r, &a, ida, 1) == 0 &&
+	     perfclock_ring_add_event(r, &b, idb, 1) == 0;
+	tap_ok(ok, "ring shared: PERF_SAMPLE_ID alone: refused where the sample_id trailers put it apart, accepted without sample_id_all");
+	perfclock_ring_free(r);
+
+	/* The first attr came without ids: a different layout is refused. */
+	memset(&a, 0, sizeof(a));
+	a.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TIME;
+	b = a;
+	b.sample_type |= PERF_SAMPLE_IP;
+	r = perfclock_ring_new(&f, sizeof(f.u) + FAKE_DATA, &a);
+	tap_ok(r && perfclock_ring_add_event(r, &a, idb, 1) == 0 &&
+	       perfclock_ring_add_event(r, &b, ida, 1) == -EINVAL,
+	       "ring shared: same layout as perfclock_ring_new()'s attr is fine, another one needs every event's ids (-EINVAL)");
+	perfclock_ring_free(r);
+}
+
 /* Each corruption must give -EBADMSG, no loop, no overread (ASan). */
 static void test_ring_corrupt(void)
 {
@@ -1285,6 +1397,7 @@ int main(void)
 	test_page_reader();
 	test_ring_basic();
 	test_ring_corrupt();
+	test_ring_shared();
 	test_queue_basic();
 	test_queue_flush_until();
 	test_queue_memcap();
