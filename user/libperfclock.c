@@ -48,7 +48,17 @@ struct perfclock {
 	int hz_exact;
 	int hz_broken;
 	uint64_t hz_last;
+	/*
+	 * Device without a mapped page: the module's skew and stall
+	 * estimates as PERFCLOCK_IOC_GET_INFO last gave them, and when
+	 * (CLOCK_MONOTONIC_COARSE); refreshed at most every
+	 * INFO_REFRESH_NS. Atomics.
+	 */
+	uint64_t np_skew, np_stall, np_when;
 };
+
+/* Without the page, ask the module for its estimates this often at most. */
+#define INFO_REFRESH_NS	10000000ULL	/* 10 ms */
 
 static int clockid_supported(int clockid, clockid_t *coarse, uint32_t *flags)
 {
@@ -373,24 +383,66 @@ static uint64_t page_max(const struct perfclock *clk, uint64_t at_open,
 	return at_open;
 }
 
+/*
+ * No page to follow the module's estimates on (an unknown page version, a
+ * failed mmap): ask it, rate-limited, so that they do not stay frozen at
+ * their value at open (issue 13, item 2). One caller refreshes; the
+ * others use the values they find.
+ */
+static void nopage_refresh(struct perfclock *clk)
+{
+	struct perfclock_info ki;
+	struct timespec ts;
+	uint64_t now, when;
+
+	if (clk->page || clk->fd < 0 || clock_gettime(CLOCK_MONOTONIC_COARSE, &ts))
+		return;
+	now = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+	when = __atomic_load_n(&clk->np_when, __ATOMIC_RELAXED);
+	if (when && now - when < INFO_REFRESH_NS)
+		return;
+	if (!__atomic_compare_exchange_n(&clk->np_when, &when, now ? now : 1,
+					 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		return;
+	if (get_info(clk->fd, &ki))
+		return;
+	__atomic_store_n(&clk->np_skew, ki.skew_estimate_ns, __ATOMIC_RELAXED);
+	__atomic_store_n(&clk->np_stall, ki.timer_lateness_ns,
+			 __ATOMIC_RELAXED);
+}
+
+/* max(at open, the module's latest: the page's, else GET_INFO's) */
+static uint64_t module_max(struct perfclock *clk, uint64_t at_open,
+			   const __u64 *page_field, const uint64_t *np_field)
+{
+	uint64_t v;
+
+	if (clk->page)
+		return page_max(clk, at_open, page_field);
+	nopage_refresh(clk);
+	v = __atomic_load_n(np_field, __ATOMIC_RELAXED);
+	return v > at_open ? v : at_open;
+}
+
 /* The module's skew estimate; 0 for the clockid clocks (one clock). */
-static uint64_t skew_estimate(const struct perfclock *clk)
+static uint64_t skew_estimate(struct perfclock *clk)
 {
 	if (clk->backend != PERFCLOCK_BACKEND_DEVICE)
 		return 0;
-	return page_max(clk, clk->info.skew_estimate_ns,
-			clk->page ? &clk->page->skew_estimate_ns : NULL);
+	return module_max(clk, clk->info.skew_estimate_ns,
+			  clk->page ? &clk->page->skew_estimate_ns : NULL,
+			  &clk->np_skew);
 }
 
 /* The in-flight allowance of an estimated horizon (see the header). */
-static uint64_t inflight_estimate(const struct perfclock *clk)
+static uint64_t inflight_estimate(struct perfclock *clk)
 {
 	uint64_t stall = 0;
 
 	if (clk->backend == PERFCLOCK_BACKEND_DEVICE)
-		stall = page_max(clk, clk->info.timer_lateness_ns,
-				 clk->page ? &clk->page->timer_lateness_ns :
-				 NULL);
+		stall = module_max(clk, clk->info.timer_lateness_ns,
+				   clk->page ? &clk->page->timer_lateness_ns :
+				   NULL, &clk->np_stall);
 	return stall > PERFCLOCK_HORIZON_ESTIMATE_INFLIGHT_NS ? stall :
 		PERFCLOCK_HORIZON_ESTIMATE_INFLIGHT_NS;
 }

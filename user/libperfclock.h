@@ -136,7 +136,10 @@ void perfclock_close(struct perfclock *clk);
  * measured (perfclock_clock_info::inflight_estimate_ns). A record whose
  * writer stalls longer between stamping and committing it (a vCPU
  * descheduled by its host) can then still turn up below H: the queue
- * delivers it flagged PERFCLOCK_EVENT_LATE.
+ * delivers it flagged PERFCLOCK_EVENT_LATE. The module's skew and stall
+ * estimates are followed on its page; without the page (an unknown page
+ * version, a failed mmap) the library asks PERFCLOCK_IOC_GET_INFO for
+ * them, at most every 10 ms.
  */
 int perfclock_horizon(struct perfclock *clk, uint64_t *ns);
 

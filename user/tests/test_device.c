@@ -451,6 +451,59 @@ static void test_horizon_device(void)
 	fake_reset();
 }
 
+/*
+ * No page mapped (here: a failed mmap): the skew and stall estimates are
+ * refreshed from PERFCLOCK_IOC_GET_INFO, at most every 10 ms (issue 13,
+ * item 2: they stayed at their value at open, 0 for a device opened
+ * while stable).
+ */
+static uint64_t mono_now(void);
+
+static void test_bounds_no_page(void)
+{
+	struct perfclock *c;
+	struct timespec ts = { 0, 15000000 };
+	unsigned long bi;
+	uint64_t h = 0, lo, hi, lb;
+	int i, ok;
+
+	fake_reset();
+	fake_info.skew_estimate_ns = 0;		/* stable at open */
+	fake_info.flags |= PERFCLOCK_INFO_SCHED_CLOCK_STABLE;
+	fail_mmap = 1;
+	c = perfclock_open("/dev/null");
+	if (!tap_ok(c != NULL, "no page: a device whose page cannot be mapped opens"))
+		return;
+	/* later: unstable, 5 ms skew estimate, 50 ms stalls seen */
+	fake_info.flags &= ~PERFCLOCK_INFO_SCHED_CLOCK_STABLE;
+	fake_info.skew_estimate_ns = 5000000;
+	fake_info.timer_lateness_ns = 50000000;
+	nanosleep(&ts, NULL);
+	lo = perfclock_rdtsc_ordered();
+	ok = perfclock_horizon(c, &h) == 0;
+	hi = perfclock_rdtsc_ordered();
+	tap_ok(ok && h + 5000000 + 50000000 >= lo &&
+	       h + 5000000 + 50000000 <= hi,
+	       "no page: the estimated horizon follows the module's skew (5 ms) and stall (50 ms) estimates after open");
+	lo = perfclock_rdtsc_ordered();
+	ok = perfclock_read_lower_bound(c, &lb) == 0;
+	hi = perfclock_rdtsc_ordered();
+	tap_ok(ok && lb + 5000000 >= lo && lb + 5000000 <= hi,
+	       "no page: so does the lower bound (ioctl read - 5 ms)");
+	bi = n_get_info;
+	lo = mono_now();
+	for (i = 0; i < 1000; i++) {
+		perfclock_horizon(c, &h);
+		perfclock_read_lower_bound(c, &lb);
+	}
+	hi = mono_now();
+	tap_ok(n_get_info - bi <= 1 + (hi - lo) / 10000000,
+	       "no page: 2000 calls in %.1f ms ask GET_INFO %lu times (at most every 10 ms)",
+	       (hi - lo) / 1e6, n_get_info - bi);
+	perfclock_close(c);
+	fake_reset();
+}
+
 static uint64_t mono_now(void)
 {
 	struct timespec ts;
@@ -809,6 +862,7 @@ int main(void)
 	tap_ok(n_munmap == 1, "device: close unmaps the page");
 
 	test_horizon_device();
+	test_bounds_no_page();
 	test_horizon_clockid();
 	test_perf_page();
 
