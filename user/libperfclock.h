@@ -397,6 +397,80 @@ int perfclock_record_time(const void *data, size_t size,
 			  const struct perf_event_attr *attr, uint64_t *ns);
 
 /* ------------------------------------------------------------------ */
+/* Opening the rings                                                   */
+/* ------------------------------------------------------------------ */
+
+/*
+ * struct perfclock_evring: one set of events opened on every online CPU,
+ * one ring per CPU, what a live tool needs before its first round:
+ *
+ *	struct perfclock_evring_config cfg;
+ *	perfclock_evring_config_init(&cfg);	   64 data pages, pid -1
+ *	cfg.attrs = attrs; cfg.nr_attrs = 2;
+ *	er = perfclock_evring_open(clk, &cfg);	   NULL + errno
+ *	perfclock_evring_enable(er);
+ *	n = perfclock_evring_nr_rings(er);
+ *	... perfclock_evring_ring(er, i) in the round pattern above, and
+ *	perfclock_evring_pollfds(er, fds, n) + poll() between rounds.
+ *	perfclock_evring_close(er);
+ *
+ * Each attr is copied, its size set and its clock fields filled for clk
+ * (perfclock_fill_attr()); with more than one attr PERF_SAMPLE_IDENTIFIER
+ * is added to each, as perf record does, so that records of the shared
+ * ring are told apart (perfclock_ring_add_event(), done here with each
+ * fd's id). The first attr's fd owns the CPU's mmap of 1 + data_pages
+ * pages; the others are routed into it (PERF_EVENT_IOC_SET_OUTPUT). Opened
+ * as given (set attr.disabled and enable them with
+ * perfclock_evring_enable()). System-wide per CPU (pid -1) needs
+ * CAP_PERFMON or perf_event_paranoid <= 0.
+ */
+struct perfclock_evring;
+struct pollfd;			/* <poll.h> */
+
+struct perfclock_evring_config {
+	uint32_t size;			/* sizeof(struct perfclock_evring_config) */
+	uint32_t nr_attrs;		/* 1 .. 64 */
+	const struct perf_event_attr *attrs;
+	uint32_t data_pages;		/* a power of two; default 64 */
+	int32_t pid;			/* perf_event_open's pid: -1 every task */
+	uint32_t flags;			/* none yet: 0 */
+	uint32_t reserved0;
+	uint64_t reserved[4];
+};
+
+void perfclock_evring_config_init(struct perfclock_evring_config *cfg);
+
+/*
+ * Open the set on every online CPU (/sys/devices/system/cpu/online; if it
+ * cannot be read, every configured CPU but those perf says are offline).
+ * Errors (errno): EINVAL (bad config: no attrs, data_pages not a power of
+ * two, unknown flags), those of perf_event_open() (EACCES, EPERM: not
+ * permitted; ENOENT, EOPNOTSUPP: no such event), of mmap(), of
+ * perfclock_ring_add_event() (EINVAL: records it could not tell apart),
+ * ENODEV (no CPU), ENOMEM. Nothing stays open on failure.
+ */
+struct perfclock_evring *
+perfclock_evring_open(const struct perfclock *clk,
+		      const struct perfclock_evring_config *cfg);
+void perfclock_evring_close(struct perfclock_evring *er);
+
+/* PERF_EVENT_IOC_ENABLE / _DISABLE on every fd: 0 or -errno. */
+int perfclock_evring_enable(struct perfclock_evring *er);
+int perfclock_evring_disable(struct perfclock_evring *er);
+
+/* Rings are 0 .. nr_rings - 1, one per CPU, in CPU order. */
+int perfclock_evring_nr_rings(const struct perfclock_evring *er);
+struct perfclock_ring *perfclock_evring_ring(const struct perfclock_evring *er,
+					     int idx);
+int perfclock_evring_cpu(const struct perfclock_evring *er, int idx);
+/* The fd of attrs[attr_idx] on ring idx (read() counters, ioctl()). */
+int perfclock_evring_fd(const struct perfclock_evring *er, int idx,
+			int attr_idx);
+/* One POLLIN entry per ring into fds (nr_fds >= nr_rings): the count. */
+int perfclock_evring_pollfds(const struct perfclock_evring *er,
+			     struct pollfd *fds, int nr_fds);
+
+/* ------------------------------------------------------------------ */
 /* Ordered queue                                                       */
 /* ------------------------------------------------------------------ */
 

@@ -105,6 +105,7 @@ run unit "$B/test_unit"
 run device "$B/test_device"
 run prop "$B/test_prop"
 run ring-real "$B/test_ring_real"
+run evring "$B/test_evring"
 run module "$B/test_module"
 run module-checks-on-clockid "$B/test_module" clockid
 
