@@ -992,13 +992,17 @@ static uint64_t do_round(void)
 			taken++;
 			n++;
 			records_total++;
-			if (rec.type == PERF_RECORD_SAMPLE &&
-			    (rec.flags & PERFCLOCK_RECORD_HAS_TIME))
-				push_all((uint32_t)c, &rec);
-			else if (rec.type == PERF_RECORD_SAMPLE)
-				nontime_total++;
-			else if (rec.type == PERF_RECORD_THROTTLE)
+			if (rec.type == PERF_RECORD_THROTTLE)
 				throttle_total++;
+			/*
+			 * No time: handled here and now, outside the queues,
+			 * and counted ("untimed"), as libperfclock.h says
+			 * (RECORDS WITHOUT A TIME); never pushed with one.
+			 */
+			if (!(rec.flags & PERFCLOCK_RECORD_HAS_TIME))
+				nontime_total++;
+			else if (rec.type == PERF_RECORD_SAMPLE)
+				push_all((uint32_t)c, &rec);
 		}
 		if (!left && err < 0) {
 			ring_errors++;

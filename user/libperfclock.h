@@ -302,6 +302,20 @@ struct perfclock_record {
 /* Shared ring: the record carries an id no registered event has. */
 #define PERFCLOCK_RECORD_UNKNOWN_EVENT	(1U << 2)
 
+/*
+ * RECORDS WITHOUT A TIME (no PERFCLOCK_RECORD_HAS_TIME): a sample of an
+ * event without PERF_SAMPLE_TIME, another record of an event without
+ * sample_id_all, a record whose event is unknown
+ * (PERFCLOCK_RECORD_UNKNOWN_EVENT). They have no place in the time order:
+ * do not push them to the queue with a made-up time (0 would be delivered
+ * late, "now" could come out ahead of records still in flight). Do what
+ * perf does (tools/perf/util/session.c: an event without a timestamp is
+ * not queued, it is delivered at once): handle each as it is read,
+ * outside the ordered stream, and count them. Better, have none:
+ * PERF_SAMPLE_TIME and sample_id_all on every event give every kernel
+ * record a time (perfclock_evring_open() takes the attrs as given).
+ */
+
 struct perfclock_ring_stats {
 	uint64_t records;		/* records handed out */
 	uint64_t bytes;			/* bytes consumed */
