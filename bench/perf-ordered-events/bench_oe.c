@@ -292,7 +292,7 @@ static int run_child(enum which w, unsigned int nsrc, struct result *res)
 int main(int argc, char **argv)
 {
 	static const unsigned int sources[] = { 4, 64, 256 };
-	size_t events = argc > 1 ? strtoull(argv[1], NULL, 0) : 4000000;
+	size_t events = argc > 1 ? strtoull(argv[1], NULL, 0) : 1000000;
 	int repeat = argc > 2 ? atoi(argv[2]) : 3;
 	int rc = 0;
 	size_t k;
