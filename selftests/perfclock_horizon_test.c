@@ -285,9 +285,7 @@ TEST_F(horizon, clockid_horizons)
 #define SAMPLE_PERIOD_NS	100000	/* cpu-clock: 10 kHz per CPU */
 
 struct ring {
-	int fd;
-	void *base;
-	size_t size;		/* data area */
+	struct pc_comm_ring pr;
 	uint64_t records, lost;
 };
 
@@ -298,10 +296,8 @@ struct ring {
 static int ring_open(struct ring *r, int cpu)
 {
 	struct perf_event_attr attr;
-	size_t page = sysconf(_SC_PAGESIZE);
 
 	memset(&attr, 0, sizeof(attr));
-	attr.size = sizeof(attr);
 	attr.type = PERF_TYPE_SOFTWARE;
 	attr.config = PERF_COUNT_SW_CPU_CLOCK;
 	attr.sample_period = SAMPLE_PERIOD_NS;
@@ -310,24 +306,7 @@ static int ring_open(struct ring *r, int cpu)
 	attr.context_switch = 1;
 	attr.task = 1;
 	attr.comm = 1;
-	r->fd = syscall(SYS_perf_event_open, &attr, -1, cpu, -1,
-			PERF_FLAG_FD_CLOEXEC);
-	if (r->fd < 0)
-		return -errno;
-	r->size = RING_PAGES * page;
-	r->base = mmap(NULL, page + r->size, PROT_READ | PROT_WRITE,
-		       MAP_SHARED, r->fd, 0);
-	if (r->base == MAP_FAILED) {
-		close(r->fd);
-		return -errno;
-	}
-	return 0;
-}
-
-static void ring_close(struct ring *r)
-{
-	munmap(r->base, sysconf(_SC_PAGESIZE) + r->size);
-	close(r->fd);
+	return pc_ring_open(&r->pr, &attr, -1, cpu, RING_PAGES);
 }
 
 struct verdict {
@@ -352,9 +331,10 @@ static void judge(struct verdict *v, uint64_t ts)
 static int ring_drain(struct ring *r, struct verdict *v, int nv,
 		      uint64_t *records)
 {
-	struct perf_event_mmap_page *meta = r->base;
-	const unsigned char *data = (const unsigned char *)r->base +
+	struct perf_event_mmap_page *meta = r->pr.base;
+	const unsigned char *data = (const unsigned char *)r->pr.base +
 				    sysconf(_SC_PAGESIZE);
+	size_t size = r->pr.data_size;
 	uint64_t head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
 	uint64_t tail = meta->data_tail;
 	struct perf_event_header hdr;
@@ -364,7 +344,7 @@ static int ring_drain(struct ring *r, struct verdict *v, int nv,
 
 	while (tail < head) {
 		for (i = 0; i < sizeof(hdr); i++)
-			((unsigned char *)&hdr)[i] = data[(tail + i) % r->size];
+			((unsigned char *)&hdr)[i] = data[(tail + i) % size];
 		if (hdr.size < sizeof(hdr) + 8 || hdr.size % 8 ||
 		    tail + hdr.size > head)
 			return -EIO;
@@ -373,7 +353,7 @@ static int ring_drain(struct ring *r, struct verdict *v, int nv,
 			size_t off = hdr.type == PERF_RECORD_SAMPLE ?
 				     sizeof(hdr) + i : hdr.size - 8 + i;
 
-			((unsigned char *)&ts)[i] = data[(tail + off) % r->size];
+			((unsigned char *)&ts)[i] = data[(tail + off) % size];
 		}
 		if (hdr.type == PERF_RECORD_LOST)
 			r->lost++;
@@ -521,7 +501,7 @@ TEST_F(horizon, no_record_below_a_handed_out_horizon)
 		pthread_join(threads[i], NULL);
 	for (i = 0; i < self->ncpus; i++) {
 		lost += rings[i].lost;
-		ring_close(&rings[i]);
+		pc_ring_close(&rings[i].pr);
 	}
 
 	for (k = 0; k < NV; k++)

@@ -109,11 +109,7 @@ static inline int pc_cpus(int *cpus, int max)
 	return n;
 }
 
-/*
- * A PERF_COUNT_SW_DUMMY event on this thread that records
- * PERF_RECORD_COMM (prctl(PR_SET_NAME) makes one) with the sample time,
- * stamped by perf_clock() unless @clockid >= 0 asks for use_clockid.
- */
+/* A perf event with its ring: one header page and @pages data pages. */
 struct pc_comm_ring {
 	int fd;
 	void *base;
@@ -122,28 +118,18 @@ struct pc_comm_ring {
 
 #define PC_RING_PAGES	16
 
-static inline int pc_comm_ring_open(struct pc_comm_ring *r, int clockid)
+static inline int pc_ring_open(struct pc_comm_ring *r,
+			       struct perf_event_attr *attr, pid_t pid, int cpu,
+			       size_t pages)
 {
-	struct perf_event_attr attr;
 	size_t page = sysconf(_SC_PAGESIZE);
 
-	memset(&attr, 0, sizeof(attr));
-	attr.size = sizeof(attr);
-	attr.type = PERF_TYPE_SOFTWARE;
-	attr.config = PERF_COUNT_SW_DUMMY;
-	attr.comm = 1;
-	attr.sample_id_all = 1;
-	attr.sample_type = PERF_SAMPLE_TIME;
-	if (clockid >= 0) {
-		attr.use_clockid = 1;
-		attr.clockid = clockid;
-	}
-
-	r->fd = syscall(SYS_perf_event_open, &attr, 0, -1, -1,
+	attr->size = sizeof(*attr);
+	r->fd = syscall(SYS_perf_event_open, attr, pid, cpu, -1,
 			PERF_FLAG_FD_CLOEXEC);
 	if (r->fd < 0)
 		return -errno;
-	r->data_size = PC_RING_PAGES * page;
+	r->data_size = pages * page;
 	r->base = mmap(NULL, page + r->data_size, PROT_READ | PROT_WRITE,
 		       MAP_SHARED, r->fd, 0);
 	if (r->base == MAP_FAILED) {
@@ -155,10 +141,37 @@ static inline int pc_comm_ring_open(struct pc_comm_ring *r, int clockid)
 	return 0;
 }
 
-static inline void pc_comm_ring_close(struct pc_comm_ring *r)
+static inline void pc_ring_close(struct pc_comm_ring *r)
 {
 	munmap(r->base, sysconf(_SC_PAGESIZE) + r->data_size);
 	close(r->fd);
+}
+
+/*
+ * A PERF_COUNT_SW_DUMMY event on this thread that records
+ * PERF_RECORD_COMM (prctl(PR_SET_NAME) makes one) with the sample time,
+ * stamped by perf_clock() unless @clockid >= 0 asks for use_clockid.
+ */
+static inline int pc_comm_ring_open(struct pc_comm_ring *r, int clockid)
+{
+	struct perf_event_attr attr;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.type = PERF_TYPE_SOFTWARE;
+	attr.config = PERF_COUNT_SW_DUMMY;
+	attr.comm = 1;
+	attr.sample_id_all = 1;
+	attr.sample_type = PERF_SAMPLE_TIME;
+	if (clockid >= 0) {
+		attr.use_clockid = 1;
+		attr.clockid = clockid;
+	}
+	return pc_ring_open(r, &attr, 0, -1, PC_RING_PAGES);
+}
+
+static inline void pc_comm_ring_close(struct pc_comm_ring *r)
+{
+	pc_ring_close(r);
 }
 
 /*
