@@ -359,7 +359,10 @@ void perfclock_ring_free(struct perfclock_ring *ring);
  * refused: -EINVAL, and the ring is unchanged (so is an event added to a
  * ring whose first attr came without ids, if its layout differs). Records
  * carrying an id no event registered come with
- * PERFCLOCK_RECORD_UNKNOWN_EVENT and no time.
+ * PERFCLOCK_RECORD_UNKNOWN_EVENT and no time. (Seen on Linux 6.18: the
+ * kernel shares one perf_sample_data among the software events of a CPU,
+ * so while other processes run system-wide samplers of the same software
+ * event, some of this ring's samples carry one of their ids.)
  * Errors: -EINVAL (also no ids), -EEXIST (an id already registered),
  * -ENOMEM.
  */

@@ -84,7 +84,7 @@ int main(void)
 	struct perfclock_queue *q;
 	struct perfclock *clk;
 	struct pollfd fds[1024];
-	uint64_t no_time = 0, bad_event = 0, records = 0, h, t0, t1;
+	uint64_t no_time = 0, bad_event = 0, foreign = 0, records = 0, h, t0, t1;
 	int n, i, k, fds_before, ok, prev_cpu, rounds = 0, woke;
 
 	me = getpid();
@@ -182,6 +182,18 @@ int main(void)
 				int ev = perfclock_ring_record_event(r, &rec);
 
 				records++;
+				/*
+				 * Another process's id on a context-switch
+				 * sample: the kernel (seen on 6.18) shares
+				 * perf_sample_data among a CPU's software
+				 * events; only with other system-wide
+				 * samplers running. No time: not queued.
+				 */
+				if (ev == -ESRCH && rec.type == PERF_RECORD_SAMPLE &&
+				    (rec.flags & PERFCLOCK_RECORD_UNKNOWN_EVENT)) {
+					foreign++;
+					continue;
+				}
 				if (ev < 0 || ev > 1 ||
 				    (rec.type == PERF_RECORD_SAMPLE && ev != 1) ||
 				    (rec.type == PERF_RECORD_FORK && ev != 0))
@@ -201,6 +213,9 @@ int main(void)
 	perfclock_queue_flush_all(q);
 	tap_ok(woke > 0, "evring: poll() on the ring fds wakes when records arrive (%d ready)",
 	       woke);
+	if (foreign)
+		tap_diag("%llu context-switch samples carried another process's event id (other system-wide samplers were running)",
+			 (unsigned long long)foreign);
 	tap_ok(records > NCHILD && !no_time && !bad_event,
 	       "evring: %llu records, every one with its time and its event (sample: context switches, FORK: dummy): %llu without time, %llu misattributed",
 	       (unsigned long long)records, (unsigned long long)no_time,
