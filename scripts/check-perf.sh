@@ -46,8 +46,8 @@
 # Environment:
 #   PERFCLOCK_CACHE  cache root (default /var/cache/perfclock)
 #   JOBS             make -j for perf (default 2)
-#   GUEST_TIMEOUT    seconds per guest boot (default 900)
-#   GUEST_LOOPS      perf bench sched messaging -l in the guest (default 1000)
+#   GUEST_TIMEOUT    seconds per guest boot (default 1200)
+#   GUEST_LOOPS      perf bench sched messaging -l in the guest (default 300)
 #   HOST_SECONDS     length of the host stall scenario (default 12)
 #   PERF_SKIP        space-separated steps to skip: guest host full
 # Logs: build/perf/.
@@ -59,8 +59,8 @@ TARBALL=${KERNEL_SRC_TARBALL:-/usr/src/linux-source-6.1.tar.xz}
 TOPDIR=linux-source-6.1
 CACHE=${PERFCLOCK_CACHE:-/var/cache/perfclock}
 JOBS=${JOBS:-2}
-GUEST_TIMEOUT=${GUEST_TIMEOUT:-900}
-GUEST_LOOPS=${GUEST_LOOPS:-1000}
+GUEST_TIMEOUT=${GUEST_TIMEOUT:-1200}
+GUEST_LOOPS=${GUEST_LOOPS:-300}
 HOST_SECONDS=${HOST_SECONDS:-12}
 PERF_SKIP=${PERF_SKIP:-}
 # Bump when the way perf is built changes (the patches and the library
@@ -125,24 +125,33 @@ fi
 src=$src_root/$TOPDIR
 
 # ---- libperfclock, installed into the cache ------------------------------------
-lib_files=(user/libperfclock.c user/libperfclock.h user/ring.c user/queue.c
-	user/internal.h user/perfclock_page.h user/Makefile user/libperfclock.pc.in
-	user/libperfclock.map module/perfclock_ioctl.h VERSION)
-lib_key=$(cat "${lib_files[@]}" | sha256sum | cut -c1-16)
+# The library and the module are copied from the working tree at the same
+# moment, into build/perf/src (both speak the module's ABI; the builds
+# take minutes, and the tree may change meanwhile).
+snap=$log/src
+mkdir -p "$snap/user"
+cp -r Makefile Kbuild VERSION module "$snap/"
+rm -f "$snap"/module/*.o "$snap"/module/*.ko "$snap"/module/*.mod* "$snap"/module/.*.cmd
+# What user/Makefile's install needs: its top-level sources and headers
+# (the demo aside), the Makefile, the pkg-config template, the map.
+lib_files=()
+for f in user/*.c user/*.h user/Makefile user/libperfclock.pc.in user/libperfclock.map; do
+	case $f in user/demo_flush.c) continue ;; esac
+	lib_files+=("${f#user/}")
+	cp "$f" "$snap/user/"
+done
+lib_key=$( (cd "$snap" && cat "${lib_files[@]/#/user/}" module/perfclock_ioctl.h VERSION) |
+	sha256sum | cut -c1-16)
 lib_prefix=$CACHE/perf-lib-$lib_key
 if [ ! -f "$lib_prefix/.done" ]; then
-	rm -rf "$log/lib-src" "$lib_prefix"
-	mkdir -p "$log/lib-src/user"
-	cp -r module VERSION "$log/lib-src/"
-	for f in "${lib_files[@]}"; do
-		case $f in user/*) cp "$f" "$log/lib-src/user/" ;; esac
-	done
-	make -C "$log/lib-src/user" --no-print-directory install PREFIX="$lib_prefix" \
+	rm -rf "$lib_prefix"
+	make -C "$snap/user" --no-print-directory install PREFIX="$lib_prefix" \
 		> "$log/lib.log" 2>&1
 	st=$?
 	[ $st -eq 0 ] && touch "$lib_prefix/.done"
 	[ $st -eq 0 ] || tail -n 20 "$log/lib.log" | sed 's/^/# /'
 	result $st "libperfclock built and installed into $lib_prefix"
+	[ $st -eq 0 ] || finish
 else
 	result 0 "libperfclock (cached, $lib_key)"
 fi
@@ -273,11 +282,7 @@ report() {
 
 # ---- the guest -------------------------------------------------------------------
 if ! skip guest; then
-	msrc=$log/module-src
-	mkdir -p "$msrc"
-	cp -r Makefile Kbuild VERSION module "$msrc/"
-	rm -f "$msrc"/module/*.o "$msrc"/module/*.ko "$msrc"/module/*.mod* "$msrc"/module/.*.cmd
-	make -C "$msrc" --no-print-directory module KDIR="$KDIR" > "$log/module.log" 2>&1
+	make -C "$snap" --no-print-directory module KDIR="$KDIR" > "$log/module.log" 2>&1
 	st=$?
 	[ $st -eq 0 ] || tail -n 20 "$log/module.log" | sed 's/^/# /'
 	result $st "module builds for $kver (private copy of module/)"
@@ -286,12 +291,12 @@ if ! skip guest; then
 	cp scripts/perf-guest-run.sh "$payload/run.sh"
 	cp "$stock_perf" "$payload/perf-stock"
 	cp "$patched_perf" "$payload/perf-patched"
-	cp "$msrc/module/perfclock.ko" "$payload/"
+	cp "$snap/module/perfclock.ko" "$payload/"
 	cat > "$payload/perf.env" <<EOF
 SCENARIOS="light:device msg:device msg:mono stall:device"
 LOOPS=$GUEST_LOOPS
 STALLS=2
-RUN_TIMEOUT=240
+RUN_TIMEOUT=150
 EOF
 	for regime in stable unstable; do
 		append=''
@@ -327,16 +332,21 @@ if ! skip host; then
 	# host, no nested KVM in the TCG guest), so no kvm_exit event ever
 	# comes. What can run: both builds start, read their (empty) rings
 	# until SIGINT and print the out-of-order report; --perfclock without
-	# the device fails with a message.
+	# the device fails with a message. SIGINT stops it, once it has set
+	# its handler: a background job inherits SIGINT ignored, hence
+	# env --default-signal, and -p $$ keeps the thread synthesis short.
+	# Its stdin must not be readable: each pass stores "was 'q' typed"
+	# into the flag SIGINT sets, so /dev/null would undo the SIGINT.
 	for b in stock patched; do
 		bin=$stock_perf
 		[ $b = patched ] && bin=$patched_perf
-		timeout -s INT 4 "$bin" kvm stat live -d 1 </dev/null > "$log/kvm-$b.out" 2>&1
+		timeout -k 20 -s INT 5 env --default-signal=INT "$bin" kvm stat live -d 1 -p $$ \
+			< <(sleep 30) > "$log/kvm-$b.out" 2>&1
 		grep -q '^Sorted events:' "$log/kvm-$b.out"
 		result $? "host: $b perf kvm stat live runs and reports ($(grep '^Sorted events:' "$log/kvm-$b.out"))"
 	done
-	timeout -s INT 4 "$patched_perf" kvm stat live --perfclock=/nonexistent </dev/null \
-		> "$log/kvm-nodev.out" 2>&1
+	timeout -k 20 -s INT 5 env --default-signal=INT "$patched_perf" kvm stat live \
+		--perfclock=/nonexistent -p $$ < <(sleep 30) > "$log/kvm-nodev.out" 2>&1
 	st=$?
 	[ $st -ne 0 ] && [ $st -ne 124 ] && grep -q "Can't open /nonexistent" "$log/kvm-nodev.out"
 	result $? "host: perf kvm stat live --perfclock=/nonexistent fails with a message (exit $st)"
