@@ -78,7 +78,7 @@ run() {
 		if [ -n "${STALL_LOAD:-}" ]; then
 			$STALL_LOAD >/dev/null 2>&1 &
 		else
-			$perf bench sched messaging -g 1 -l "$((LOOPS * 4))" >/dev/null 2>&1 &
+			$perf bench sched messaging -g 1 -l "$((LOOPS * 2))" >/dev/null 2>&1 &
 		fi
 		lpid=$!
 		i=0
