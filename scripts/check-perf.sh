@@ -340,13 +340,14 @@ if ! skip host; then
 	for b in stock patched; do
 		bin=$stock_perf
 		[ $b = patched ] && bin=$patched_perf
-		timeout -k 20 -s INT 5 env --default-signal=INT "$bin" kvm stat live -d 1 -p $$ \
-			< <(sleep 30) > "$log/kvm-$b.out" 2>&1
+		# (in build/perf: perf kvm stat live writes an empty perf.data)
+		(cd "$log" && timeout -k 20 -s INT 5 env --default-signal=INT "$bin" kvm stat live \
+			-d 1 -p $$ < <(sleep 30) > "kvm-$b.out" 2>&1)
 		grep -q '^Sorted events:' "$log/kvm-$b.out"
 		result $? "host: $b perf kvm stat live runs and reports ($(grep '^Sorted events:' "$log/kvm-$b.out"))"
 	done
-	timeout -k 20 -s INT 5 env --default-signal=INT "$patched_perf" kvm stat live \
-		--perfclock=/nonexistent -p $$ < <(sleep 30) > "$log/kvm-nodev.out" 2>&1
+	(cd "$log" && timeout -k 20 -s INT 5 env --default-signal=INT "$patched_perf" kvm stat live \
+		--perfclock=/nonexistent -p $$ < <(sleep 30) > "kvm-nodev.out" 2>&1)
 	st=$?
 	[ $st -ne 0 ] && [ $st -ne 124 ] && grep -q "Can't open /nonexistent" "$log/kvm-nodev.out"
 	result $? "host: perf kvm stat live --perfclock=/nonexistent fails with a message (exit $st)"
