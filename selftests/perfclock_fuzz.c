@@ -374,7 +374,8 @@ static void check_info(struct ctx *c, const struct perfclock_info *in)
 		violation(c, "page_version %u", in->page_version);
 	if (in->page_size != (uint32_t)page_size)
 		violation(c, "page_size %u, not %ld", in->page_size, page_size);
-	if (in->flags & ~(PERFCLOCK_INFO_SCHED_CLOCK_STABLE | PERFCLOCK_INFO_PAGE_TSC_VALID))
+	if (in->flags & ~(PERFCLOCK_INFO_SCHED_CLOCK_STABLE | PERFCLOCK_INFO_PAGE_TSC_VALID |
+			  PERFCLOCK_INFO_HORIZON))
 		violation(c, "info.flags %#x has undefined bits", in->flags);
 	if ((in->flags & PERFCLOCK_INFO_SCHED_CLOCK_STABLE) && in->skew_estimate_ns)
 		violation(c, "stable but skew_estimate_ns %" PRIu64, (uint64_t)in->skew_estimate_ns);
@@ -689,7 +690,8 @@ static void ioctl_other(struct ctx *c, int fd, int acc, unsigned int cmd)
 	char what[64];
 	void *arg;
 
-	if (cmd == PERFCLOCK_IOC_GET_TIME || cmd == PERFCLOCK_IOC_GET_INFO || vfs_cmd(cmd))
+	if (cmd == PERFCLOCK_IOC_GET_TIME || cmd == PERFCLOCK_IOC_GET_INFO ||
+	    cmd == PERFCLOCK_IOC_GET_HORIZON || vfs_cmd(cmd))
 		return;
 	if (chance(&c->rng, 50)) {
 		arg = c->scratch + below(&c->rng, page_size / 2);
@@ -1331,8 +1333,8 @@ static void sweep_magic(struct ctx *c)
 				ioctl_other(c, fd, O_RDONLY, cmd);
 				n++;
 			}
-	/* Every direction and size for the two numbers in use. */
-	for (nr = 1; nr <= 2; nr++)
+	/* Every direction and size for the three numbers in use. */
+	for (nr = 1; nr <= 3; nr++)
 		for (dir = 0; dir < 4; dir++)
 			for (size = 0; size < (1u << 14); size++) {
 				cmd = _IOC(dir, PERFCLOCK_IOC_MAGIC, nr, size);
