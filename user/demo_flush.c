@@ -62,7 +62,7 @@
 
 enum clock_kind { CLOCK_KIND_PERFCLOCK, CLOCK_KIND_MONOTONIC };
 
-static struct opts {
+struct opts {
 	double duration;	/* seconds; < 0: not given */
 	int load;
 	enum clock_kind clock;
@@ -84,13 +84,6 @@ static struct opts {
 	long sample_hz;
 	int status;		/* 1 on, 0 off, -1 auto (stderr is a tty) */
 	char **command;
-} opt = {
-	.duration = -1,
-	.device = PERFCLOCK_DEFAULT_PATH,
-	.pages = PAGES_DEFAULT,
-	.interval_us = 1000,
-	.status = -1,
-	.sample_hz = 1000,
 };
 
 static void usage(FILE *f)
@@ -218,7 +211,10 @@ struct cpu_ring {
 	uint64_t samples;
 };
 
+struct demo;
+
 struct rule_state {
+	struct demo *d;			/* deliver() gets only this */
 	int rule;
 	struct perfclock_queue *q;
 	int print;
@@ -234,33 +230,51 @@ struct qhdr {
 	uint32_t cpu;
 };
 
-static struct tp_event events[MAX_EV];
-static int nr_events;
-static struct cpu_ring *rings;
-static int nr_rings;
-static struct rule_state rules[NR_RULES];
-static struct rules limits;	/* every rule's per-source state */
-static struct perfclock *clk;
-static uint64_t emit_now;	/* clock read just before deliveries */
-static uint64_t sample_type;
-static uint64_t read_format;
-static volatile sig_atomic_t stop_flag;
-static uint64_t records_total, samples_total, nontime_total, rounds_total;
-static uint64_t ring_errors, throttle_total;
-/* --max-per-round: rings left with unread records, and their oldest. */
-static uint64_t capped_rounds, unread_left;
-/* Our horizon's age at each round start (clock read - horizon): the barrier's cost. */
-static struct hist hz_age;
-static int final_drain;
 /*
- * Records stamped before the previous round began, read only in this one:
- * they were not visible when the previous round read their ring (or their
- * CPU's clock lags the reader's). No clock horizon at or above the
- * previous round's start can be safe against them; the worst such age is
- * what a margin has to cover.
+ * One run of the tool: its options, what it opened, the rules' queues and
+ * the counters the reports print. main() owns it and passes it to every
+ * function, so no part of the tool reaches for another's state.
  */
-static uint64_t prev_start, inflight_seen, inflight_worst_ns;
-static int have_prev_start;
+struct demo {
+	struct opts opt;
+	struct perfclock *clk;
+	struct tp_event events[MAX_EV];
+	int nr_events;
+	int *cpus;			/* online CPUs, ncpus of them */
+	int ncpus;
+	struct cpu_ring *rings;
+	int nr_rings;
+	struct pollfd *pfd;		/* one per ring, for wait_round() */
+	uint64_t sample_type;
+	uint64_t read_format;
+	struct rule_state rules[NR_RULES];
+	struct rules limits;		/* every rule's per-source state */
+	struct tp_comms *comms;		/* --print: tid -> comm */
+	int tty_status;			/* the status line redraws in place */
+	uint64_t emit_now;		/* clock read just before deliveries */
+	int final_drain;		/* the last round reads every ring dry */
+	uint64_t records_total, samples_total, nontime_total, rounds_total;
+	uint64_t ring_errors, throttle_total;
+	/* --max-per-round: rings left with unread records, and their oldest. */
+	uint64_t capped_rounds, unread_left;
+	/* Our horizon's age at each round start (clock read - horizon): the barrier's cost. */
+	struct hist hz_age;
+	/*
+	 * Records stamped before the previous round began, read only in
+	 * this one: they were not visible when the previous round read
+	 * their ring (or their CPU's clock lags the reader's). No clock
+	 * horizon at or above the previous round's start can be safe
+	 * against them; the worst such age is what a margin has to cover.
+	 */
+	uint64_t prev_start, inflight_seen, inflight_worst_ns;
+	int have_prev_start;
+};
+
+/*
+ * SIGINT/SIGTERM end the run after the current round. A signal handler
+ * can only set a flag of this type, so it is the one file-scope variable.
+ */
+static volatile sig_atomic_t stop_flag;
 
 static void on_signal(int sig)
 {
@@ -290,7 +304,7 @@ static long parse_long(const char *s, const char *what, long min, long max)
 	return v;
 }
 
-static void parse_args(int argc, char **argv)
+static void parse_args(struct opts *opt, int argc, char **argv)
 {
 	enum { O_SOFTWARE = 256, O_REVERSE, O_YIELD, O_LABEL,
 	       O_STATUS, O_NO_STATUS, O_DEVICE, O_MAX_PER_ROUND, O_LOAD_CPUS,
@@ -321,79 +335,85 @@ static void parse_args(int argc, char **argv)
 	char *end;
 	int c;
 
+	opt->duration = -1;
+	opt->device = PERFCLOCK_DEFAULT_PATH;
+	opt->pages = PAGES_DEFAULT;
+	opt->interval_us = 1000;
+	opt->status = -1;
+	opt->sample_hz = 1000;
 	while ((c = getopt_long(argc, argv, "+c:d:l:e:m:i:pj:h", lo, NULL)) != -1) {
 		switch (c) {
 		case 'c':
 			if (!strcmp(optarg, "perfclock"))
-				opt.clock = CLOCK_KIND_PERFCLOCK;
+				opt->clock = CLOCK_KIND_PERFCLOCK;
 			else if (!strcmp(optarg, "monotonic"))
-				opt.clock = CLOCK_KIND_MONOTONIC;
+				opt->clock = CLOCK_KIND_MONOTONIC;
 			else
 				die_usage("unknown clock '%s' (perfclock or monotonic)", optarg);
 			break;
 		case O_DEVICE:
-			opt.device = optarg;
+			opt->device = optarg;
 			break;
 		case 'd':
 			errno = 0;
-			opt.duration = strtod(optarg, &end);
-			if (errno || end == optarg || *end || !(opt.duration > 0) ||
-			    opt.duration > 86400 * 365.0)
+			opt->duration = strtod(optarg, &end);
+			if (errno || end == optarg || *end || !(opt->duration > 0) ||
+			    opt->duration > 86400 * 365.0)
 				die_usage("bad duration '%s' (seconds > 0)", optarg);
 			break;
 		case 'l':
-			opt.load = (int)parse_long(optarg, "load", 0, 4096);
+			opt->load = (int)parse_long(optarg, "load", 0, 4096);
 			break;
 		case 'e':
-			if (opt.nr_tp_spec == MAX_TP)
+			if (opt->nr_tp_spec == MAX_TP)
 				die_usage("at most %d --event options", MAX_TP);
-			opt.tp_spec[opt.nr_tp_spec++] = optarg;
+			opt->tp_spec[opt->nr_tp_spec++] = optarg;
 			break;
 		case O_SOFTWARE:
-			opt.software = 1;
+			opt->software = 1;
 			break;
 		case 'm':
-			opt.pages = (unsigned long)parse_long(optarg, "page count", 0, 1L << 20);
+			opt->pages = (unsigned long)parse_long(optarg, "page count", 0, 1L << 20);
 			break;
 		case 'i':
-			opt.interval_us = parse_long(optarg, "interval", 0, 10000000);
+			opt->interval_us = parse_long(optarg, "interval", 0, 10000000);
 			break;
 		case O_REVERSE:
-			opt.reverse = 1;
+			opt->reverse = 1;
 			break;
 		case O_YIELD:
-			opt.yield = 1;
+			opt->yield = 1;
 			break;
 		case 'p':
-			opt.print = 1;
+			opt->print = 1;
 			break;
 		case 'j':
-			opt.json = optarg;
+			opt->json = optarg;
 			break;
 		case O_LABEL:
-			opt.label = optarg;
+			opt->label = optarg;
 			break;
 		case O_STATUS:
 			if (optarg && strcmp(optarg, "lines"))
 				die_usage("bad --status=%s (only --status=lines)", optarg);
-			opt.status = optarg ? 2 : 1;
+			opt->status = optarg ? 2 : 1;
 			break;
 		case O_MAX_PER_ROUND:
-			opt.max_per_round = parse_long(optarg, "records per round", 1, 1L << 30);
+			opt->max_per_round = parse_long(optarg, "records per round", 1, 1L << 30);
 			break;
 		case O_LOAD_CPUS:
-			opt.load_cpus = (int)parse_long(optarg, "load CPU count", 1, 65536);
+			opt->load_cpus = (int)parse_long(optarg, "load CPU count", 1, 65536);
 			break;
 		case O_SAMPLE:
 			if (strcmp(optarg, "cpu-clock") && strcmp(optarg, "cycles"))
 				die_usage("unknown sampling event '%s' (cpu-clock or cycles)", optarg);
-			opt.sample = optarg;
+			opt->sample = optarg;
 			break;
 		case O_SAMPLE_HZ:
-			opt.sample_hz = parse_long(optarg, "sampling rate", 1, 100000);
+			opt->sample_hz = parse_long(optarg, "sampling rate", 1, 100000);
 			break;
 		case O_NO_STATUS:
-			opt.status = 0;
+			opt->status = 0;
 			break;
 		case 'h':
 			usage(stdout);
@@ -412,30 +432,30 @@ static void parse_args(int argc, char **argv)
 			die_usage("unexpected argument '%s' (a command to run goes "
 				  "after --: demo_flush [options] -- COMMAND)",
 				  argv[optind]);
-		opt.command = argv + optind;
+		opt->command = argv + optind;
 	} else if (optind > 1 && !strcmp(argv[optind - 1], "--")) {
 		die_usage("no command after --");
 	}
-	if (opt.software && opt.nr_tp_spec)
+	if (opt->software && opt->nr_tp_spec)
 		die_usage("--software and --event exclude each other");
-	if (opt.pages & (opt.pages - 1))
+	if (opt->pages & (opt->pages - 1))
 		die_usage("bad --pages %lu: perf needs a power of two (e.g. %lu)",
-			  opt.pages, opt.pages ? 1UL << (63 - __builtin_clzl(opt.pages)) :
+			  opt->pages, opt->pages ? 1UL << (63 - __builtin_clzl(opt->pages)) :
 			  (unsigned long)PAGES_DEFAULT);
 	/* A ring smaller than this fills between two rounds of a busy CPU. */
-	if (opt.pages < PAGES_MIN)
+	if (opt->pages < PAGES_MIN)
 		die_usage("too few ring pages: --pages %lu; this tool needs at "
-			  "least %d data pages per ring", opt.pages, PAGES_MIN);
-	if (opt.json && opt.print && !strcmp(opt.json, "-"))
+			  "least %d data pages per ring", opt->pages, PAGES_MIN);
+	if (opt->json && opt->print && !strcmp(opt->json, "-"))
 		die_usage("--print and --json - both want stdout");
-	if (opt.json && strcmp(opt.json, "-")) {
+	if (opt->json && strcmp(opt->json, "-")) {
 		/* Now, not after the whole run. */
-		opt.json_f = fopen(opt.json, "we");
-		if (!opt.json_f)
-			die("--json %s: %s", opt.json, strerror(errno));
+		opt->json_f = fopen(opt->json, "we");
+		if (!opt->json_f)
+			die("--json %s: %s", opt->json, strerror(errno));
 	}
-	if (opt.status < 0)
-		opt.status = isatty(STDERR_FILENO);
+	if (opt->status < 0)
+		opt->status = isatty(STDERR_FILENO);
 }
 
 /* ---- setup ---- */
@@ -481,100 +501,100 @@ static int online_cpus(int **out)
 	return n;
 }
 
-static void open_clock(void)
+static void open_clock(struct demo *d)
 {
-	if (opt.clock == CLOCK_KIND_MONOTONIC) {
-		clk = perfclock_open_clockid(CLOCK_MONOTONIC);
-		if (!clk)
+	if (d->opt.clock == CLOCK_KIND_MONOTONIC) {
+		d->clk = perfclock_open_clockid(CLOCK_MONOTONIC);
+		if (!d->clk)
 			die("CLOCK_MONOTONIC: %s", strerror(errno));
 		return;
 	}
-	clk = perfclock_open(opt.device);
-	if (clk)
+	d->clk = perfclock_open(d->opt.device);
+	if (d->clk)
 		return;
 	if (errno == ENOENT)
 		die("no %s: the perfclock module is not loaded. Load it "
 		    "(insmod module/perfclock.ko, or modprobe perfclock), or "
-		    "use --clock monotonic", opt.device);
+		    "use --clock monotonic", d->opt.device);
 	if (errno == EACCES || errno == EPERM)
 		die("%s: %s: no permission to open the clock device (run as "
-		    "root), or use --clock monotonic", opt.device, strerror(errno));
+		    "root), or use --clock monotonic", d->opt.device, strerror(errno));
 	if (errno == ENOTTY)
-		die("%s is not a perfclock device", opt.device);
+		die("%s is not a perfclock device", d->opt.device);
 	if (errno == EPROTO)
 		die("%s speaks another ABI version than this tool; rebuild "
-		    "both from one tree", opt.device);
-	die("%s: %s", opt.device, strerror(errno));
+		    "both from one tree", d->opt.device);
+	die("%s: %s", d->opt.device, strerror(errno));
 }
 
-static void pick_events(void)
+static void pick_events(struct demo *d)
 {
 	const char *tracefs;
 	int i;
 
-	if (opt.software) {
-		nr_events = 1;
-		events[0].software = 1;
-		snprintf(events[0].name, sizeof(events[0].name), "context-switches");
+	if (d->opt.software) {
+		d->nr_events = 1;
+		d->events[0].software = 1;
+		snprintf(d->events[0].name, sizeof(d->events[0].name), "context-switches");
 		return;
 	}
 	tracefs = tp_tracefs();
 	if (!tracefs) {
-		if (opt.nr_tp_spec)
+		if (d->opt.nr_tp_spec)
 			die("tracefs is not mounted, so tracepoint %s cannot be "
 			    "opened: mount -t tracefs nodev /sys/kernel/tracing "
-			    "(or use --software)", opt.tp_spec[0]);
+			    "(or use --software)", d->opt.tp_spec[0]);
 		fprintf(stderr, "demo_flush: tracefs is not mounted "
 			"(/sys/kernel/tracing): falling back to software "
 			"context-switch events (period 1)\n");
-		opt.software = 1;
-		pick_events();
+		d->opt.software = 1;
+		pick_events(d);
 		return;
 	}
-	if (!opt.nr_tp_spec) {
-		opt.tp_spec[opt.nr_tp_spec++] = "sched:sched_switch";
-		opt.tp_spec[opt.nr_tp_spec++] = "sched:sched_wakeup";
+	if (!d->opt.nr_tp_spec) {
+		d->opt.tp_spec[d->opt.nr_tp_spec++] = "sched:sched_switch";
+		d->opt.tp_spec[d->opt.nr_tp_spec++] = "sched:sched_wakeup";
 	}
-	for (i = 0; i < opt.nr_tp_spec; i++) {
-		int err = tp_load(tracefs, opt.tp_spec[i], &events[i].fmt);
+	for (i = 0; i < d->opt.nr_tp_spec; i++) {
+		int err = tp_load(tracefs, d->opt.tp_spec[i], &d->events[i].fmt);
 
 		if (err == -EINVAL)
 			die_usage("bad tracepoint '%s' (want SYSTEM:NAME, e.g. "
-				  "sched:sched_switch)", opt.tp_spec[i]);
+				  "sched:sched_switch)", d->opt.tp_spec[i]);
 		if (err == -ENOENT)
 			die("unknown tracepoint '%s': no %s/events/%s/%s (see %s/"
-			    "available_events)", opt.tp_spec[i], tracefs,
-			    events[i].fmt.system, events[i].fmt.name, tracefs);
+			    "available_events)", d->opt.tp_spec[i], tracefs,
+			    d->events[i].fmt.system, d->events[i].fmt.name, tracefs);
 		if (err == -EACCES || err == -EPERM)
 			die("tracepoint %s: cannot read %s/events: %s: no "
-			    "permission (run as root)", opt.tp_spec[i], tracefs,
+			    "permission (run as root)", d->opt.tp_spec[i], tracefs,
 			    strerror(-err));
 		if (err)
-			die("tracepoint %s: %s", opt.tp_spec[i], strerror(-err));
-		snprintf(events[i].name, sizeof(events[i].name), "%s:%s",
-			 events[i].fmt.system, events[i].fmt.name);
+			die("tracepoint %s: %s", d->opt.tp_spec[i], strerror(-err));
+		snprintf(d->events[i].name, sizeof(d->events[i].name), "%s:%s",
+			 d->events[i].fmt.system, d->events[i].fmt.name);
 	}
-	nr_events = opt.nr_tp_spec;
+	d->nr_events = d->opt.nr_tp_spec;
 }
 
 /* --sample: a timer-driven sampling event, after the traced ones. */
-static int add_sampling_event(void)
+static int add_sampling_event(struct demo *d)
 {
 	struct tp_event *ev;
 
-	if (!opt.sample)
+	if (!d->opt.sample)
 		return -1;
-	ev = &events[nr_events];
+	ev = &d->events[d->nr_events];
 	ev->sampling = 1;
-	if (!strcmp(opt.sample, "cycles")) {
+	if (!strcmp(d->opt.sample, "cycles")) {
 		ev->type = PERF_TYPE_HARDWARE;
 		ev->config = PERF_COUNT_HW_CPU_CYCLES;
 	} else {
 		ev->type = PERF_TYPE_SOFTWARE;
 		ev->config = PERF_COUNT_SW_CPU_CLOCK;
 	}
-	snprintf(ev->name, sizeof(ev->name), "%s (%ld Hz)", opt.sample, opt.sample_hz);
-	return nr_events++;
+	snprintf(ev->name, sizeof(ev->name), "%s (%ld Hz)", d->opt.sample, d->opt.sample_hz);
+	return d->nr_events++;
 }
 
 static int perf_open(struct perf_event_attr *attr, int cpu)
@@ -583,8 +603,8 @@ static int perf_open(struct perf_event_attr *attr, int cpu)
 			    PERF_FLAG_FD_CLOEXEC);
 }
 
-static void fill_attr(struct perf_event_attr *attr, const struct tp_event *ev,
-		      size_t ring_bytes)
+static void fill_attr(const struct demo *d, struct perf_event_attr *attr,
+		      const struct tp_event *ev, size_t ring_bytes)
 {
 	memset(attr, 0, sizeof(*attr));
 	attr->size = sizeof(*attr);
@@ -594,10 +614,10 @@ static void fill_attr(struct perf_event_attr *attr, const struct tp_event *ev,
 		attr->config = ev->config;
 		if (ev->type == PERF_TYPE_SOFTWARE) {
 			/* cpu-clock: the period is in ns of the CPU's clock. */
-			attr->sample_period = 1000000000ull / (uint64_t)opt.sample_hz;
+			attr->sample_period = 1000000000ull / (uint64_t)d->opt.sample_hz;
 		} else {
 			attr->freq = 1;
-			attr->sample_freq = (uint64_t)opt.sample_hz;
+			attr->sample_freq = (uint64_t)d->opt.sample_hz;
 		}
 	} else if (ev->software) {
 		attr->type = PERF_TYPE_SOFTWARE;
@@ -606,24 +626,25 @@ static void fill_attr(struct perf_event_attr *attr, const struct tp_event *ev,
 		attr->type = PERF_TYPE_TRACEPOINT;
 		attr->config = ev->fmt.id;
 	}
-	attr->sample_type = sample_type;
-	attr->read_format = read_format;
+	attr->sample_type = d->sample_type;
+	attr->read_format = d->read_format;
 	attr->disabled = 1;
 	attr->sample_id_all = 1;
 	/* Wake a poller when a ring is a quarter full: no loss at 1 round/poll. */
 	attr->watermark = 1;
 	attr->wakeup_watermark = (uint32_t)(ring_bytes / 4);
-	perfclock_fill_attr(clk, attr);
+	perfclock_fill_attr(d->clk, attr);
 }
 
-static void die_open(const char *what, const struct tp_event *ev,
+static void die_open(const struct demo *d, const char *what,
+		     const struct tp_event *ev,
 		     const struct perf_event_attr *attr, int err)
 {
 	if (err == EACCES || err == EPERM)
 		die_perm(what, err);
 	if (ev->sampling && (err == ENOENT || err == ENODEV || err == EOPNOTSUPP))
 		die("%s: %s: no %s event on this machine (no PMU?): use "
-		    "--sample cpu-clock", what, strerror(err), opt.sample);
+		    "--sample cpu-clock", what, strerror(err), d->opt.sample);
 	if (!ev->software && !ev->sampling &&
 	    (err == ENOENT || err == ENODEV || err == EOPNOTSUPP))
 		die("%s: %s: unknown tracepoint", what, strerror(err));
@@ -638,10 +659,11 @@ static void die_open(const char *what, const struct tp_event *ev,
 }
 
 /* One ring on cpu carrying the events evs[0..n-1] (indexes into events[]). */
-static void open_ring(struct cpu_ring *r, int cpu, const int *evs, int n)
+static void open_ring(struct demo *d, struct cpu_ring *r, int cpu,
+		      const int *evs, int n)
 {
 	long pagesz = sysconf(_SC_PAGESIZE);
-	size_t data = opt.pages * (size_t)pagesz;
+	size_t data = d->opt.pages * (size_t)pagesz;
 	struct perf_event_attr attr;
 	char what[300];
 	int i, err;
@@ -649,24 +671,24 @@ static void open_ring(struct cpu_ring *r, int cpu, const int *evs, int n)
 	r->cpu = cpu;
 	r->nfd = n;
 	for (i = 0; i < n; i++) {
-		struct tp_event *ev = &events[evs[i]];
+		struct tp_event *ev = &d->events[evs[i]];
 
 		r->ev[i] = evs[i];
-		fill_attr(&attr, ev, data);
-		if (perfclock_check_attr(clk, &attr))
+		fill_attr(d, &attr, ev, data);
+		if (perfclock_check_attr(d->clk, &attr))
 			die("internal: attr does not match the clock");
 		snprintf(what, sizeof(what), "perf_event_open(%s, cpu %d)",
 			 ev->name, cpu);
 		r->fd[i] = perf_open(&attr, cpu);
 		if (r->fd[i] < 0 && errno == EINVAL &&
-		    (read_format & PERF_FORMAT_LOST)) {
+		    (d->read_format & PERF_FORMAT_LOST)) {
 			/* Before Linux 6.0: no lost count to read back. */
-			read_format &= ~(uint64_t)PERF_FORMAT_LOST;
-			fill_attr(&attr, ev, data);
+			d->read_format &= ~(uint64_t)PERF_FORMAT_LOST;
+			fill_attr(d, &attr, ev, data);
 			r->fd[i] = perf_open(&attr, cpu);
 		}
 		if (r->fd[i] < 0)
-			die_open(what, ev, &attr, errno);
+			die_open(d, what, ev, &attr, errno);
 		if (ioctl(r->fd[i], PERF_EVENT_IOC_ID, &r->id[i]))
 			die("PERF_EVENT_IOC_ID: %s", strerror(errno));
 		if (!i)
@@ -684,14 +706,14 @@ static void open_ring(struct cpu_ring *r, int cpu, const int *evs, int n)
 			die("mmap of %lu pages for cpu %d: %s: over the "
 			    "locked-memory limit (kernel.perf_event_mlock_kb = "
 			    "%ld, and ulimit -l); use fewer --pages or run as "
-			    "root", opt.pages, cpu, strerror(err), kb);
+			    "root", d->opt.pages, cpu, strerror(err), kb);
 		}
 		if (err == ENOMEM)
 			die("mmap of %lu pages (%lu MiB) for cpu %d: %s: the kernel "
 			    "cannot allocate a ring that large; use fewer --pages "
-			    "(default %d)", opt.pages,
+			    "(default %d)", d->opt.pages,
 			    (unsigned long)(data >> 20), cpu, strerror(err), PAGES_DEFAULT);
-		die("mmap of %lu pages for cpu %d: %s", opt.pages, cpu, strerror(err));
+		die("mmap of %lu pages for cpu %d: %s", d->opt.pages, cpu, strerror(err));
 	}
 	r->ring = perfclock_ring_new(r->base, r->len, &r->attr);
 	if (!r->ring)
@@ -700,7 +722,7 @@ static void open_ring(struct cpu_ring *r, int cpu, const int *evs, int n)
 	for (i = 1; i < n; i++)
 		if (ioctl(r->fd[i], PERF_EVENT_IOC_SET_OUTPUT, r->fd[0]))
 			die("%s (cpu %d): PERF_EVENT_IOC_SET_OUTPUT: %s",
-			    events[r->ev[i]].name, cpu, strerror(errno));
+			    d->events[r->ev[i]].name, cpu, strerror(errno));
 }
 
 /*
@@ -709,27 +731,27 @@ static void open_ring(struct cpu_ring *r, int cpu, const int *evs, int n)
  * ring; both use the same sample_type here, but a ring of its own keeps
  * the sampling stream independent, as perf top's would be).
  */
-static void open_events(const int *cpus, int ncpus)
+static void open_events(struct demo *d)
 {
-	int tp[MAX_TP], c, e, nr_tp = nr_events, sampling;
+	int tp[MAX_TP], c, e, nr_tp = d->nr_events, sampling, ncpus = d->ncpus;
 
-	sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+	d->sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
 		      PERF_SAMPLE_CPU;
-	if (!events[0].software)
-		sample_type |= PERF_SAMPLE_RAW;
-	read_format = PERF_FORMAT_ID | PERF_FORMAT_LOST;
-	sampling = add_sampling_event();
+	if (!d->events[0].software)
+		d->sample_type |= PERF_SAMPLE_RAW;
+	d->read_format = PERF_FORMAT_ID | PERF_FORMAT_LOST;
+	sampling = add_sampling_event(d);
 
-	nr_rings = ncpus * (sampling >= 0 ? 2 : 1);
-	rings = calloc((size_t)nr_rings, sizeof(*rings));
-	if (!rings)
+	d->nr_rings = ncpus * (sampling >= 0 ? 2 : 1);
+	d->rings = calloc((size_t)d->nr_rings, sizeof(*d->rings));
+	if (!d->rings)
 		die("out of memory");
 	for (e = 0; e < nr_tp; e++)
 		tp[e] = e;
 	for (c = 0; c < ncpus; c++)
-		open_ring(&rings[c], cpus[c], tp, nr_tp);
+		open_ring(d, &d->rings[c], d->cpus[c], tp, nr_tp);
 	for (c = 0; sampling >= 0 && c < ncpus; c++)
-		open_ring(&rings[ncpus + c], cpus[c], &sampling, 1);
+		open_ring(d, &d->rings[ncpus + c], d->cpus[c], &sampling, 1);
 }
 
 /* ---- delivery ---- */
@@ -743,7 +765,8 @@ struct sample {
 	uint32_t raw_size;
 };
 
-static int parse_sample(const void *data, uint32_t size, struct sample *s)
+static int parse_sample(const struct demo *d, const void *data, uint32_t size,
+			struct sample *s)
 {
 	const unsigned char *p = data, *end = p + size;
 
@@ -758,7 +781,7 @@ static int parse_sample(const void *data, uint32_t size, struct sample *s)
 	p += 32;
 	s->raw = NULL;
 	s->raw_size = 0;
-	if (sample_type & PERF_SAMPLE_RAW) {
+	if (d->sample_type & PERF_SAMPLE_RAW) {
 		if (end - p < 4)
 			return -1;
 		memcpy(&s->raw_size, p, 4);
@@ -770,7 +793,7 @@ static int parse_sample(const void *data, uint32_t size, struct sample *s)
 	return 0;
 }
 
-static void print_event(const struct perfclock_event *ev)
+static void print_event(struct demo *d, const struct perfclock_event *ev)
 {
 	const struct qhdr *h = ev->data;
 	const struct tp_event *te;
@@ -778,25 +801,24 @@ static void print_event(const struct perfclock_event *ev)
 	char fields[1024] = "";
 
 	if (ev->size < sizeof(*h) ||
-	    parse_sample((const unsigned char *)ev->data + sizeof(*h),
+	    parse_sample(d, (const unsigned char *)ev->data + sizeof(*h),
 			 ev->size - (uint32_t)sizeof(*h), &s))
 		return;
-	te = &events[h->tp < (uint32_t)nr_events ? h->tp : 0];
+	te = &d->events[h->tp < (uint32_t)d->nr_events ? h->tp : 0];
 	if (ev->flags & PERFCLOCK_EVENT_LATE)
 		printf("# late by %" PRIu64 " ns:\n", ev->lateness_ns);
 	if (!te->software && !te->sampling && s.raw)
 		tp_format_fields(&te->fmt, s.raw, s.raw_size, fields, sizeof(fields));
 	printf("%16s %7u [%03u] %" PRIu64 ".%09" PRIu64 ": %s: %s\n",
-	       tp_comm(s.pid, s.tid), s.tid, s.cpu, s.time / 1000000000u,
+	       tp_comm(d->comms, s.pid, s.tid), s.tid, s.cpu, s.time / 1000000000u,
 	       s.time % 1000000000u, te->name, fields);
 }
 
 static int deliver(void *arg, const struct perfclock_event *ev)
 {
 	struct rule_state *r = arg;
-	const struct qhdr *h = ev->data;
+	struct demo *d = r->d;
 
-	(void)h;
 	if (ev->flags & PERFCLOCK_EVENT_LATE) {
 		r->late++;
 	} else {
@@ -808,13 +830,13 @@ static int deliver(void *arg, const struct perfclock_event *ev)
 		r->in_order++;
 	}
 	/* Hold: from the event's timestamp to its delivery (late ones too). */
-	hist_add(&r->hold, emit_now > ev->time ? emit_now - ev->time : 0);
+	hist_add(&r->hold, d->emit_now > ev->time ? d->emit_now - ev->time : 0);
 	if (r->print)
-		print_event(ev);
+		print_event(d, ev);
 	return 0;
 }
 
-static void make_queues(void)
+static void make_queues(struct demo *d)
 {
 	struct perfclock_queue_config cfg;
 	int i;
@@ -822,18 +844,25 @@ static void make_queues(void)
 	for (i = 0; i < NR_RULES; i++) {
 		/* The library's defaults, for every rule. */
 		perfclock_queue_config_init(&cfg);
-		cfg.nr_sources = (uint32_t)nr_rings;
+		cfg.nr_sources = (uint32_t)d->nr_rings;
 		cfg.deliver = deliver;
-		cfg.arg = &rules[i];
-		rules[i].rule = i;
-		rules[i].print = opt.print && i == RULE_OURS;
-		rules[i].q = perfclock_queue_new(&cfg);
-		if (!rules[i].q)
+		cfg.arg = &d->rules[i];
+		d->rules[i].d = d;
+		d->rules[i].rule = i;
+		d->rules[i].print = d->opt.print && i == RULE_OURS;
+		d->rules[i].q = perfclock_queue_new(&cfg);
+		if (!d->rules[i].q)
 			die("perfclock_queue_new(%s): %s", rule_name(i),
 			    strerror(errno));
 	}
-	if (rules_init(&limits, (uint32_t)nr_rings))
+	if (rules_init(&d->limits, (uint32_t)d->nr_rings))
 		die("out of memory");
+	/* --print names each event's task. */
+	if (d->opt.print) {
+		d->comms = tp_comms_new();
+		if (!d->comms)
+			die("out of memory");
+	}
 }
 
 /* ---- rounds ---- */
@@ -848,7 +877,8 @@ static int find_tp(const struct cpu_ring *r, uint64_t id)
 	return -1;
 }
 
-static void push_all(uint32_t src, const struct perfclock_record *rec)
+static void push_all(struct demo *d, uint32_t src,
+		     const struct perfclock_record *rec)
 {
 	unsigned char buf[sizeof(struct qhdr) + 65536] __attribute__((aligned(8)));
 	struct qhdr *h = (struct qhdr *)buf;
@@ -856,48 +886,48 @@ static void push_all(uint32_t src, const struct perfclock_record *rec)
 	int i, e, err;
 	uint32_t full;
 
-	if (parse_sample(rec->data, rec->size, &s)) {
-		nontime_total++;
+	if (parse_sample(d, rec->data, rec->size, &s)) {
+		d->nontime_total++;
 		return;
 	}
-	e = find_tp(&rings[src], s.id);
+	e = find_tp(&d->rings[src], s.id);
 	if (e < 0) {
-		nontime_total++;
+		d->nontime_total++;
 		return;
 	}
-	events[e].samples++;
-	rings[src].samples++;
-	samples_total++;
-	if (have_prev_start && rec->time < prev_start) {
-		inflight_seen++;
-		if (prev_start - rec->time > inflight_worst_ns)
-			inflight_worst_ns = prev_start - rec->time;
+	d->events[e].samples++;
+	d->rings[src].samples++;
+	d->samples_total++;
+	if (d->have_prev_start && rec->time < d->prev_start) {
+		d->inflight_seen++;
+		if (d->prev_start - rec->time > d->inflight_worst_ns)
+			d->inflight_worst_ns = d->prev_start - rec->time;
 	}
-	if (!events[e].software && !events[e].sampling && s.raw && opt.print)
-		tp_learn_comms(&events[e].fmt, s.raw, s.raw_size);
+	if (!d->events[e].software && !d->events[e].sampling && s.raw && d->opt.print)
+		tp_learn_comms(d->comms, &d->events[e].fmt, s.raw, s.raw_size);
 	h->tp = (uint32_t)e;
 	h->cpu = s.cpu;
 	full = (uint32_t)sizeof(*h);
 	/* The queue copies at most 64 KiB per event: keep the header then. */
-	if (opt.print && rec->size <= sizeof(buf) - sizeof(*h) - 16) {
+	if (d->opt.print && rec->size <= sizeof(buf) - sizeof(*h) - 16) {
 		memcpy(buf + sizeof(*h), rec->data, rec->size);
 		full += rec->size;
 	}
-	rules_push(&limits, src, rec->time);
+	rules_push(&d->limits, src, rec->time);
 	for (i = 0; i < NR_RULES; i++) {
 		/* Only our rule prints: the others need the header alone. */
-		err = perfclock_queue_push(rules[i].q, src, rec->time, buf,
-					   rules[i].print ? full : (uint32_t)sizeof(*h));
+		err = perfclock_queue_push(d->rules[i].q, src, rec->time, buf,
+					   d->rules[i].print ? full : (uint32_t)sizeof(*h));
 		if (err)
 			die("perfclock_queue_push(%s): %s",
 			    rule_name(i), strerror(-err));
 	}
 }
 
-static uint64_t clock_now(void)
+static uint64_t clock_now(struct demo *d)
 {
 	uint64_t ns;
-	int err = perfclock_read(clk, &ns);
+	int err = perfclock_read(d->clk, &ns);
 
 	if (err)
 		die("perfclock_read: %s", strerror(-err));
@@ -949,7 +979,7 @@ static uint64_t unread_oldest(const struct cpu_ring *r, uint64_t *oldest)
  * oldest record left unread in any ring), found by scanning what is left
  * without consuming it; the same cap applies to ahern's clock read.
  */
-static uint64_t do_round(void)
+static uint64_t do_round(struct demo *d)
 {
 	struct perfclock_record rec;
 	uint64_t start, hz, n = 0, cap = 0, oldest = 0, unread;
@@ -957,22 +987,22 @@ static uint64_t do_round(void)
 	long taken;
 	int i, k, err, left, capped = 0;
 
-	err = perfclock_horizon(clk, &hz);
+	err = perfclock_horizon(d->clk, &hz);
 	if (err)
 		die("perfclock_horizon: %s", strerror(-err));
-	start = clock_now();
-	emit_now = start;
-	hist_add(&hz_age, start > hz ? start - hz : 0);
-	rules_round_begin(&limits, start, hz);
-	for (k = 0; k < nr_rings; k++) {
-		int c = opt.reverse ? nr_rings - 1 - k : k;
-		struct cpu_ring *r = &rings[c];
+	start = clock_now(d);
+	d->emit_now = start;
+	hist_add(&d->hz_age, start > hz ? start - hz : 0);
+	rules_round_begin(&d->limits, start, hz);
+	for (k = 0; k < d->nr_rings; k++) {
+		int c = d->opt.reverse ? d->nr_rings - 1 - k : k;
+		struct cpu_ring *r = &d->rings[c];
 
-		if (opt.yield && k)
+		if (d->opt.yield && k)
 			sched_yield();
 		avail = perfclock_ring_read_begin(r->ring);
 		if (avail < 0) {
-			ring_errors++;
+			d->ring_errors++;
 			fprintf(stderr, "demo_flush: cpu %d: corrupt ring (%s); "
 				"skipping to its head\n", r->cpu, strerror((int)-avail));
 			perfclock_ring_reset(r->ring);
@@ -981,8 +1011,8 @@ static uint64_t do_round(void)
 		taken = 0;
 		left = 0;
 		for (;;) {
-			if (opt.max_per_round && !final_drain &&
-			    taken == opt.max_per_round) {
+			if (d->opt.max_per_round && !d->final_drain &&
+			    taken == d->opt.max_per_round) {
 				left = 1;
 				break;
 			}
@@ -991,21 +1021,21 @@ static uint64_t do_round(void)
 				break;
 			taken++;
 			n++;
-			records_total++;
+			d->records_total++;
 			if (rec.type == PERF_RECORD_THROTTLE)
-				throttle_total++;
+				d->throttle_total++;
 			/*
 			 * No time: handled here and now, outside the queues,
 			 * and counted ("untimed"), as libperfclock.h says
 			 * (RECORDS WITHOUT A TIME); never pushed with one.
 			 */
 			if (!(rec.flags & PERFCLOCK_RECORD_HAS_TIME))
-				nontime_total++;
+				d->nontime_total++;
 			else if (rec.type == PERF_RECORD_SAMPLE)
-				push_all((uint32_t)c, &rec);
+				push_all(d, (uint32_t)c, &rec);
 		}
 		if (!left && err < 0) {
-			ring_errors++;
+			d->ring_errors++;
 			fprintf(stderr, "demo_flush: cpu %d: corrupt record (%s); "
 				"skipping to its head\n", r->cpu, strerror(-err));
 			perfclock_ring_reset(r->ring);
@@ -1013,56 +1043,54 @@ static uint64_t do_round(void)
 		}
 		perfclock_ring_read_end(r->ring);
 		if (left && (unread = unread_oldest(r, &oldest))) {
-			unread_left += unread;
+			d->unread_left += unread;
 			if (!capped || oldest < cap)
 				cap = oldest;
 			capped = 1;
 		}
 	}
 	if (capped) {
-		capped_rounds++;
-		rules_cap(&limits, cap);
+		d->capped_rounds++;
+		rules_cap(&d->limits, cap);
 	}
-	emit_now = clock_now();
+	d->emit_now = clock_now(d);
 	for (i = 0; i < NR_RULES; i++) {
 		struct perfclock_queue_stats st;
 		uint64_t limit;
 		int64_t ret;
 
-		perfclock_queue_get_stats(rules[i].q, &st);
-		if (st.queued > rules[i].peak_queued)
-			rules[i].peak_queued = st.queued;
-		if (!rules_limit(&limits, i, &limit))
+		perfclock_queue_get_stats(d->rules[i].q, &st);
+		if (st.queued > d->rules[i].peak_queued)
+			d->rules[i].peak_queued = st.queued;
+		if (!rules_limit(&d->limits, i, &limit))
 			continue;
-		ret = perfclock_queue_flush_until(rules[i].q, limit);
+		ret = perfclock_queue_flush_until(d->rules[i].q, limit);
 		if (ret < 0)
 			die("perfclock_queue_flush_until(%s): %s", rule_name(i),
 			    strerror((int)-ret));
 	}
-	rules_round_end(&limits);
-	prev_start = start;
-	have_prev_start = 1;
-	rounds_total++;
+	rules_round_end(&d->limits);
+	d->prev_start = start;
+	d->have_prev_start = 1;
+	d->rounds_total++;
 	return n;
 }
 
-static void wait_round(struct pollfd *pfd)
+static void wait_round(const struct demo *d)
 {
 	int timeout;
 
-	if (!opt.interval_us)
+	if (!d->opt.interval_us)
 		return;
-	timeout = (int)((opt.interval_us + 999) / 1000);
+	timeout = (int)((d->opt.interval_us + 999) / 1000);
 	/* EINTR (a signal) just ends the wait. */
-	poll(pfd, (nfds_t)nr_rings, timeout);
+	poll(d->pfd, (nfds_t)d->nr_rings, timeout);
 }
 
 /* ---- status and reports ---- */
 
-static int tty_status;
-
-static void status_line(double elapsed, uint64_t d_samples, uint64_t d_rounds,
-			double dt)
+static void status_line(struct demo *d, double elapsed, uint64_t d_samples,
+			uint64_t d_rounds, double dt)
 {
 	char late[256];
 	size_t used = 0;
@@ -1072,7 +1100,7 @@ static void status_line(double elapsed, uint64_t d_samples, uint64_t d_rounds,
 	for (i = 0; i < NR_RULES; i++) {
 		struct perfclock_queue_stats st;
 
-		perfclock_queue_get_stats(rules[i].q, &st);
+		perfclock_queue_get_stats(d->rules[i].q, &st);
 		if (i == RULE_OURS)
 			queued = st.queued;
 		used += (size_t)snprintf(late + used, sizeof(late) - used, " %s=%" PRIu64,
@@ -1082,8 +1110,8 @@ static void status_line(double elapsed, uint64_t d_samples, uint64_t d_rounds,
 	}
 	/* Not a terminal (a log, a guest's serial port): whole lines. */
 	fprintf(stderr, "%s%6.1fs %9.0f ev/s %7.0f rounds/s queued %-7" PRIu64
-		" late:%s%s", tty_status ? "\r\033[K" : "status: ", elapsed,
-		d_samples / dt, d_rounds / dt, queued, late, tty_status ? "" : "\n");
+		" late:%s%s", d->tty_status ? "\r\033[K" : "status: ", elapsed,
+		d_samples / dt, d_rounds / dt, queued, late, d->tty_status ? "" : "\n");
 	fflush(stderr);
 }
 
@@ -1106,45 +1134,45 @@ struct kernel_counts {
 	int consistent;
 };
 
-static void kernel_counts(struct kernel_counts *k)
+static void kernel_counts(struct demo *d, struct kernel_counts *k)
 {
 	int c, e, i;
 
 	memset(k, 0, sizeof(*k));
-	k->have_lost = !!(read_format & PERF_FORMAT_LOST);
-	for (e = 0; e < nr_events; e++)
-		events[e].count = events[e].lost = 0;
-	for (c = 0; c < nr_rings; c++) {
+	k->have_lost = !!(d->read_format & PERF_FORMAT_LOST);
+	for (e = 0; e < d->nr_events; e++)
+		d->events[e].count = d->events[e].lost = 0;
+	for (c = 0; c < d->nr_rings; c++) {
 		struct perfclock_ring_stats rs;
 
-		perfclock_ring_get_stats(rings[c].ring, &rs);
+		perfclock_ring_get_stats(d->rings[c].ring, &rs);
 		k->lost_in_records += rs.lost;
 		k->lost_samples_records += rs.lost_samples;
-		for (i = 0; i < rings[c].nfd; i++) {
+		for (i = 0; i < d->rings[c].nfd; i++) {
 			uint64_t v[3] = { 0, 0, 0 };
 
-			e = rings[c].ev[i];
-			if (read(rings[c].fd[i], v, sizeof(v)) <
+			e = d->rings[c].ev[i];
+			if (read(d->rings[c].fd[i], v, sizeof(v)) <
 			    (ssize_t)((k->have_lost ? 3 : 2) * sizeof(uint64_t)))
-				die("read(%s, cpu %d): %s", events[e].name,
-				    rings[c].cpu, strerror(errno));
-			events[e].count += v[0];
+				die("read(%s, cpu %d): %s", d->events[e].name,
+				    d->rings[c].cpu, strerror(errno));
+			d->events[e].count += v[0];
 			if (k->have_lost)
-				events[e].lost += v[2];
+				d->events[e].lost += v[2];
 		}
 	}
 	k->consistent = 1;
-	for (e = 0; e < nr_events; e++) {
-		uint64_t lost = k->have_lost ? events[e].lost : 0;
+	for (e = 0; e < d->nr_events; e++) {
+		uint64_t lost = k->have_lost ? d->events[e].lost : 0;
 
-		k->lost += events[e].lost;
+		k->lost += d->events[e].lost;
 		/* A sampling event counts time or cycles, not occurrences. */
-		if (events[e].sampling)
+		if (d->events[e].sampling)
 			continue;
-		k->count += events[e].count;
+		k->count += d->events[e].count;
 		/* Every occurrence is a sample we read, or one the kernel lost. */
-		k->unaccounted += (int64_t)(events[e].count - events[e].samples - lost);
-		if (k->have_lost && events[e].count != events[e].samples + events[e].lost)
+		k->unaccounted += (int64_t)(d->events[e].count - d->events[e].samples - lost);
+		if (k->have_lost && d->events[e].count != d->events[e].samples + d->events[e].lost)
 			k->consistent = 0;
 	}
 	if (k->have_lost && k->lost != k->lost_in_records)
@@ -1168,11 +1196,13 @@ static void kernel_counts(struct kernel_counts *k)
  * never wakes us) it falls from thousands to a handful in 2 s. The 6.1
  * guests' counts match exactly.
  */
-static const char *counts_verdict(const struct kernel_counts *k, char *buf, size_t sz)
+static const char *counts_verdict(const struct demo *d,
+				  const struct kernel_counts *k, char *buf,
+				  size_t sz)
 {
 	if (k->consistent)
 		snprintf(buf, sz, "kernel counts match");
-	else if (k->unaccounted > 0 && !ring_errors)
+	else if (k->unaccounted > 0 && !d->ring_errors)
 		snprintf(buf, sz, "the kernel counted %" PRId64 " occurrences it "
 			 "wrote no record for and reported no loss for (a kernel-side "
 			 "gap, not a missed record: see README, \"kernel counts\")",
@@ -1183,83 +1213,83 @@ static const char *counts_verdict(const struct kernel_counts *k, char *buf, size
 	return buf;
 }
 
-static int nr_cpus_traced(void)
+static int nr_cpus_traced(const struct demo *d)
 {
-	return opt.sample ? nr_rings / 2 : nr_rings;
+	return d->opt.sample ? d->nr_rings / 2 : d->nr_rings;
 }
 
-static const char *clock_name(void)
+static const char *clock_name(const struct demo *d)
 {
-	return opt.clock == CLOCK_KIND_MONOTONIC ? "monotonic" : "perfclock";
+	return d->opt.clock == CLOCK_KIND_MONOTONIC ? "monotonic" : "perfclock";
 }
 
-static void print_tables(FILE *f, double secs, const struct kernel_counts *k,
+static void print_tables(struct demo *d, FILE *f, double secs, const struct kernel_counts *k,
 			 const struct perfclock_clock_info *ci, uint64_t hops)
 {
-	char a[32], b[32], c[32], d[32], verdict[300];
+	char a[32], b[32], c[32], m[32], verdict[300];
 	int i, e;
 
 	fmt_ns(a, sizeof(a), ci->horizon_age_ns);
 	fmt_ns(b, sizeof(b), ci->inflight_estimate_ns);
 	fprintf(f, "\nclock %s (skew estimate %" PRIu64 " ns%s), %d CPUs, %.1f s, "
 		"%" PRIu64 " rounds (%.0f/s), reader %s%s\n",
-		clock_name(), ci->skew_estimate_ns,
+		clock_name(d), ci->skew_estimate_ns,
 		(ci->flags & PERFCLOCK_CLOCK_GLOBAL) ? ", global" : "",
-		nr_cpus_traced(), secs, rounds_total, rounds_total / secs,
-		opt.reverse ? "reverse" : "forward", opt.yield ? "+yield" : "");
+		nr_cpus_traced(d), secs, d->rounds_total, d->rounds_total / secs,
+		d->opt.reverse ? "reverse" : "forward", d->opt.yield ? "+yield" : "");
 	if (ci->flags & PERFCLOCK_CLOCK_HORIZON_EXACT)
 		fprintf(f, "  our horizon: exact (module, %s), %s old at the end; "
 			"at round starts p50 %s, p99 %s\n",
 			(ci->flags & PERFCLOCK_CLOCK_HORIZON_PAGE) ? "page" : "ioctl", a,
-			(fmt_ns(c, sizeof(c), hist_pct(&hz_age, 50)), c),
-			(fmt_ns(d, sizeof(d), hist_pct(&hz_age, 99)), d));
+			(fmt_ns(c, sizeof(c), hist_pct(&d->hz_age, 50)), c),
+			(fmt_ns(m, sizeof(m), hist_pct(&d->hz_age, 99)), m));
 	else
 		fprintf(f, "  our horizon: ESTIMATED (no module with horizons): clock "
 			"- skew estimate - %s in-flight allowance\n", b);
-	for (e = 0; e < nr_events; e++)
-		if (events[e].sampling)
+	for (e = 0; e < d->nr_events; e++)
+		if (d->events[e].sampling)
 			fprintf(f, "  %-24s %12" PRIu64 " samples  (own ring per CPU; "
-				"its count is %s)  lost %" PRIu64 "%s\n", events[e].name,
-				events[e].samples, events[e].type == PERF_TYPE_SOFTWARE ?
-				"CPU time" : "cycles", events[e].lost,
+				"its count is %s)  lost %" PRIu64 "%s\n", d->events[e].name,
+				d->events[e].samples, d->events[e].type == PERF_TYPE_SOFTWARE ?
+				"CPU time" : "cycles", d->events[e].lost,
 				k->have_lost ? "" : " (n/a)");
 		else
 			fprintf(f, "  %-24s %12" PRIu64 " samples  kernel count %12" PRIu64
-				"  lost %" PRIu64 "%s\n", events[e].name, events[e].samples,
-				events[e].count, events[e].lost, k->have_lost ? "" : " (n/a)");
+				"  lost %" PRIu64 "%s\n", d->events[e].name, d->events[e].samples,
+				d->events[e].count, d->events[e].lost, k->have_lost ? "" : " (n/a)");
 	fprintf(f, "  events %" PRIu64 " (%.0f/s); records lost by the kernel %"
-		PRIu64 "; %s%s\n", samples_total, samples_total / secs,
-		k->lost_in_records, counts_verdict(k, verdict, sizeof(verdict)),
-		ring_errors ? "; CORRUPT RING DATA SEEN" : "");
-	if (throttle_total)
+		PRIu64 "; %s%s\n", d->samples_total, d->samples_total / secs,
+		k->lost_in_records, counts_verdict(d, k, verdict, sizeof(verdict)),
+		d->ring_errors ? "; CORRUPT RING DATA SEEN" : "");
+	if (d->throttle_total)
 		fprintf(f, "  the kernel throttled sampling %" PRIu64 " times "
-			"(PERF_RECORD_THROTTLE)\n", throttle_total);
-	if (opt.max_per_round)
+			"(PERF_RECORD_THROTTLE)\n", d->throttle_total);
+	if (d->opt.max_per_round)
 		fprintf(f, "  at most %ld records per ring per round: %" PRIu64
 			" rounds left records unread (ours and ahern capped at the "
-			"oldest of them)\n", opt.max_per_round, capped_rounds);
-	fmt_ns(a, sizeof(a), inflight_worst_ns);
+			"oldest of them)\n", d->opt.max_per_round, d->capped_rounds);
+	fmt_ns(a, sizeof(a), d->inflight_worst_ns);
 	fprintf(f, "  records stamped before the previous round began (in flight "
-		"or lagging clock): %" PRIu64 ", worst by %s\n", inflight_seen,
-		inflight_seen ? a : "-");
-	if (opt.load)
+		"or lagging clock): %" PRIu64 ", worst by %s\n", d->inflight_seen,
+		d->inflight_seen ? a : "-");
+	if (d->opt.load)
 		fprintf(f, "  load: %d threads on %s CPUs, %" PRIu64 " hops (%.0f/s)\n",
-			opt.load, opt.load_cpus ? "the first few" : "all", hops, hops / secs);
+			d->opt.load, d->opt.load_cpus ? "the first few" : "all", hops, hops / secs);
 	fprintf(f, "\n%-10s %12s %10s %11s %10s %10s %10s %10s %10s\n", "rule",
 		"delivered", "late", "worst late", "hold p50", "hold p99",
 		"hold max", "below hz", "peak queue");
 	for (i = 0; i < NR_RULES; i++) {
-		struct rule_state *r = &rules[i];
+		struct rule_state *r = &d->rules[i];
 		struct perfclock_queue_stats st;
 
 		perfclock_queue_get_stats(r->q, &st);
 		fmt_ns(a, sizeof(a), st.worst_lateness_ns);
 		fmt_ns(b, sizeof(b), hist_pct(&r->hold, 50));
 		fmt_ns(c, sizeof(c), hist_pct(&r->hold, 99));
-		fmt_ns(d, sizeof(d), r->hold.max);
+		fmt_ns(m, sizeof(m), r->hold.max);
 		fprintf(f, "%-10s %12" PRIu64 " %10" PRIu64 " %11s %10s %10s %10s"
 			" %10" PRIu64 " %10" PRIu64 "%s\n", rule_name(i),
-			st.emitted + st.late, st.late, st.late ? a : "-", b, c, d,
+			st.emitted + st.late, st.late, st.late ? a : "-", b, c, m,
 			st.below_horizon, r->peak_queued,
 			r->order_errors ? "  ORDER ERRORS" : "");
 	}
@@ -1284,16 +1314,16 @@ static void json_str(FILE *f, const char *s)
 	fputc('"', f);
 }
 
-static void write_json(FILE *f, double secs, const struct kernel_counts *k,
+static void write_json(struct demo *d, FILE *f, double secs, const struct kernel_counts *k,
 		       const struct perfclock_clock_info *ci, uint64_t hops)
 {
 	int i, e;
 
 	fprintf(f, "{\n  \"tool\": \"demo_flush\",\n  \"label\": ");
-	json_str(f, opt.label ? opt.label : "");
+	json_str(f, d->opt.label ? d->opt.label : "");
 	fprintf(f, ",\n  \"clock\": {\"name\": \"%s\", \"skew_estimate_ns\": %" PRIu64
 		", \"measured_skew_ns\": %" PRIu64 ", \"global\": %s},\n",
-		clock_name(), ci->skew_estimate_ns, ci->measured_skew_ns,
+		clock_name(d), ci->skew_estimate_ns, ci->measured_skew_ns,
 		(ci->flags & PERFCLOCK_CLOCK_GLOBAL) ? "true" : "false");
 	fprintf(f, "  \"horizon\": {\"exact\": %s, \"source\": \"%s\", "
 		"\"age_ns\": %" PRIu64 ", \"inflight_estimate_ns\": %" PRIu64
@@ -1301,34 +1331,34 @@ static void write_json(FILE *f, double secs, const struct kernel_counts *k,
 		(ci->flags & PERFCLOCK_CLOCK_HORIZON_EXACT) ? "true" : "false",
 		!(ci->flags & PERFCLOCK_CLOCK_HORIZON_EXACT) ? "estimate" :
 		(ci->flags & PERFCLOCK_CLOCK_HORIZON_PAGE) ? "page" : "ioctl",
-		ci->horizon_age_ns, ci->inflight_estimate_ns, hist_pct(&hz_age, 50),
-		hist_pct(&hz_age, 99));
+		ci->horizon_age_ns, ci->inflight_estimate_ns, hist_pct(&d->hz_age, 50),
+		hist_pct(&d->hz_age, 99));
 	fprintf(f, "  \"cpus\": %d,\n  \"source\": \"%s\",\n  \"events\": [",
-		nr_cpus_traced(), events[0].software ? "software" : "tracepoint");
-	for (e = 0; e < nr_events; e++) {
+		nr_cpus_traced(d), d->events[0].software ? "software" : "tracepoint");
+	for (e = 0; e < d->nr_events; e++) {
 		fprintf(f, "%s{\"name\": ", e ? ", " : "");
-		json_str(f, events[e].name);
+		json_str(f, d->events[e].name);
 		fprintf(f, ", \"samples\": %" PRIu64 ", \"kernel_count\": %" PRIu64
-			", \"kernel_lost\": %" PRIu64 "}", events[e].samples,
-			events[e].count, events[e].lost);
+			", \"kernel_lost\": %" PRIu64 "}", d->events[e].samples,
+			d->events[e].count, d->events[e].lost);
 	}
 	fprintf(f, "],\n  \"reader\": {\"order\": \"%s\", \"yield\": %s, "
 		"\"interval_us\": %ld, \"pages\": %lu},\n",
-		opt.reverse ? "reverse" : "forward", opt.yield ? "true" : "false",
-		opt.interval_us, opt.pages);
+		d->opt.reverse ? "reverse" : "forward", d->opt.yield ? "true" : "false",
+		d->opt.interval_us, d->opt.pages);
 	fprintf(f, "  \"load\": {\"threads\": %d, \"cpus\": %d, \"hops\": %" PRIu64 "},\n",
-		opt.load, opt.load_cpus ? opt.load_cpus : nr_cpus_traced(), hops);
+		d->opt.load, d->opt.load_cpus ? d->opt.load_cpus : nr_cpus_traced(d), hops);
 	fprintf(f, "  \"scenario\": {\"max_per_round\": %ld, \"capped_rounds\": %" PRIu64
 		", \"unread_seen\": %" PRIu64 ", \"sample\": \"%s\", \"sample_hz\": %ld"
-		", \"throttle\": %" PRIu64 "},\n", opt.max_per_round, capped_rounds,
-		unread_left, opt.sample ? opt.sample : "", opt.sample ? opt.sample_hz : 0,
-		throttle_total);
+		", \"throttle\": %" PRIu64 "},\n", d->opt.max_per_round, d->capped_rounds,
+		d->unread_left, d->opt.sample ? d->opt.sample : "", d->opt.sample ? d->opt.sample_hz : 0,
+		d->throttle_total);
 	fprintf(f, "  \"duration_s\": %.3f,\n  \"rounds\": %" PRIu64 ",\n"
 		"  \"records\": %" PRIu64 ",\n  \"samples\": %" PRIu64 ",\n"
 		"  \"untimed\": %" PRIu64 ",\n  \"ring_errors\": %" PRIu64 ",\n"
 		"  \"stale\": {\"records\": %" PRIu64 ", \"worst_ns\": %" PRIu64 "},\n",
-		secs, rounds_total, records_total, samples_total, nontime_total,
-		ring_errors, inflight_seen, inflight_worst_ns);
+		secs, d->rounds_total, d->records_total, d->samples_total, d->nontime_total,
+		d->ring_errors, d->inflight_seen, d->inflight_worst_ns);
 	fprintf(f, "  \"kernel\": {\"count\": %" PRIu64 ", \"lost\": %" PRIu64
 		", \"lost_counter\": %s, \"lost_in_records\": %" PRIu64
 		", \"lost_samples_records\": %" PRIu64 ", \"unaccounted\": %" PRId64
@@ -1338,7 +1368,7 @@ static void write_json(FILE *f, double secs, const struct kernel_counts *k,
 		k->consistent ? "true" : "false");
 	fprintf(f, "  \"rules\": [\n");
 	for (i = 0; i < NR_RULES; i++) {
-		struct rule_state *r = &rules[i];
+		struct rule_state *r = &d->rules[i];
 		struct perfclock_queue_stats st;
 
 		perfclock_queue_get_stats(r->q, &st);
@@ -1364,24 +1394,26 @@ static void write_json(FILE *f, double secs, const struct kernel_counts *k,
 
 /* ---- main ---- */
 
-static void cleanup(int *cpus, struct pollfd *pfd)
+static void cleanup(struct demo *d)
 {
 	int c, e, i;
 
 	for (i = 0; i < NR_RULES; i++)
-		perfclock_queue_free(rules[i].q);
-	rules_free(&limits);
-	for (c = 0; c < nr_rings; c++) {
-		perfclock_ring_free(rings[c].ring);
-		if (rings[c].base && rings[c].base != MAP_FAILED)
-			munmap(rings[c].base, rings[c].len);
-		for (e = 0; e < rings[c].nfd; e++)
-			close(rings[c].fd[e]);
+		perfclock_queue_free(d->rules[i].q);
+	rules_free(&d->limits);
+	for (c = 0; c < d->nr_rings; c++) {
+		perfclock_ring_free(d->rings[c].ring);
+		if (d->rings[c].base && d->rings[c].base != MAP_FAILED)
+			munmap(d->rings[c].base, d->rings[c].len);
+		for (e = 0; e < d->rings[c].nfd; e++)
+			close(d->rings[c].fd[e]);
 	}
-	free(rings);
-	free(cpus);
-	free(pfd);
-	perfclock_close(clk);
+	free(d->rings);
+	free(d->cpus);
+	free(d->pfd);
+	tp_comms_free(d->comms);
+	perfclock_close(d->clk);
+	free(d);
 }
 
 /*
@@ -1436,39 +1468,42 @@ static int exit_status(int st)
 
 int main(int argc, char **argv)
 {
+	/* stdout's buffer: used until exit() flushes it, so not on the stack. */
 	static char outbuf[1 << 20];
 	struct perfclock_clock_info ci;
 	struct kernel_counts kc;
 	struct sigaction sa;
-	struct pollfd *pfd;
 	struct load *load = NULL;
 	uint64_t t0, t_end = 0, last_status, hops = 0;
 	uint64_t st_samples = 0, st_rounds = 0;
 	pid_t child = -1;
-	int *cpus, ncpus, c, e, i, err, child_status = 0, rc = 0;
+	int c, e, i, err, child_status = 0, rc = 0;
 	FILE *tables;
 	double secs;
+	struct demo *d = calloc(1, sizeof(*d));
 
-	parse_args(argc, argv);
+	if (!d)
+		die("out of memory");
+	parse_args(&d->opt, argc, argv);
 	/* --status=lines: whole lines even on a tty (a guest's serial port). */
-	tty_status = opt.status == 1 && isatty(STDERR_FILENO);
+	d->tty_status = d->opt.status == 1 && isatty(STDERR_FILENO);
 	setvbuf(stdout, outbuf, _IOFBF, sizeof(outbuf));
 
-	open_clock();
-	err = perfclock_get_info(clk, &ci);
+	open_clock(d);
+	err = perfclock_get_info(d->clk, &ci);
 	if (err)
 		die("perfclock_get_info: %s", strerror(-err));
-	pick_events();
-	ncpus = online_cpus(&cpus);
-	open_events(cpus, ncpus);
-	make_queues();
+	pick_events(d);
+	d->ncpus = online_cpus(&d->cpus);
+	open_events(d);
+	make_queues(d);
 
-	pfd = calloc((size_t)nr_rings, sizeof(*pfd));
-	if (!pfd)
+	d->pfd = calloc((size_t)d->nr_rings, sizeof(*d->pfd));
+	if (!d->pfd)
 		die("out of memory");
-	for (c = 0; c < nr_rings; c++) {
-		pfd[c].fd = rings[c].fd[0];
-		pfd[c].events = POLLIN;
+	for (c = 0; c < d->nr_rings; c++) {
+		d->pfd[c].fd = d->rings[c].fd[0];
+		d->pfd[c].events = POLLIN;
 	}
 
 	memset(&sa, 0, sizeof(sa));
@@ -1476,30 +1511,31 @@ int main(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 
-	for (c = 0; c < nr_rings; c++)
-		for (e = 0; e < rings[c].nfd; e++)
-			if (ioctl(rings[c].fd[e], PERF_EVENT_IOC_ENABLE, 0))
+	for (c = 0; c < d->nr_rings; c++)
+		for (e = 0; e < d->rings[c].nfd; e++)
+			if (ioctl(d->rings[c].fd[e], PERF_EVENT_IOC_ENABLE, 0))
 				die("PERF_EVENT_IOC_ENABLE: %s", strerror(errno));
 
 	t0 = wall_ns();
-	if (opt.load) {
-		load = load_start(opt.load, cpus,
-				  opt.load_cpus && opt.load_cpus < ncpus ? opt.load_cpus : ncpus);
+	if (d->opt.load) {
+		load = load_start(d->opt.load, d->cpus,
+				  d->opt.load_cpus && d->opt.load_cpus < d->ncpus ?
+				  d->opt.load_cpus : d->ncpus);
 		if (!load)
 			die("starting the load: %s", strerror(errno));
 	}
-	if (opt.command)
-		child = start_command(opt.command);
-	if (opt.duration > 0)
-		t_end = t0 + (uint64_t)(opt.duration * 1e9);
-	else if (!opt.command)
+	if (d->opt.command)
+		child = start_command(d->opt.command);
+	if (d->opt.duration > 0)
+		t_end = t0 + (uint64_t)(d->opt.duration * 1e9);
+	else if (!d->opt.command)
 		t_end = t0 + 5000000000ull;
 	last_status = t0;
 
 	while (!stop_flag) {
 		uint64_t now;
 
-		do_round();
+		do_round(d);
 		now = wall_ns();
 		if (t_end && now >= t_end)
 			break;
@@ -1509,32 +1545,32 @@ int main(int argc, char **argv)
 			rc = exit_status(child_status);
 			break;
 		}
-		if (opt.status && now - last_status >=
-		    (tty_status ? 500000000ull : 2000000000ull)) {
-			status_line((now - t0) / 1e9, samples_total - st_samples,
-				    rounds_total - st_rounds, (now - last_status) / 1e9);
-			st_samples = samples_total;
-			st_rounds = rounds_total;
+		if (d->opt.status && now - last_status >=
+		    (d->tty_status ? 500000000ull : 2000000000ull)) {
+			status_line(d, (now - t0) / 1e9, d->samples_total - st_samples,
+				    d->rounds_total - st_rounds, (now - last_status) / 1e9);
+			st_samples = d->samples_total;
+			st_rounds = d->rounds_total;
 			last_status = now;
 		}
-		wait_round(pfd);
+		wait_round(d);
 	}
-	if (opt.status && tty_status)
+	if (d->opt.status && d->tty_status)
 		fputs("\r\033[K", stderr);
 
 	/* Stop the producers, then drain what they left and flush it all. */
 	if (load)
 		hops = load_stop(load);
-	for (c = 0; c < nr_rings; c++)
-		for (e = 0; e < rings[c].nfd; e++)
-			ioctl(rings[c].fd[e], PERF_EVENT_IOC_DISABLE, 0);
+	for (c = 0; c < d->nr_rings; c++)
+		for (e = 0; e < d->rings[c].nfd; e++)
+			ioctl(d->rings[c].fd[e], PERF_EVENT_IOC_DISABLE, 0);
 	secs = (wall_ns() - t0) / 1e9;
 	/* The last round drains everything: nothing may stay unread. */
-	final_drain = 1;
-	do_round();
-	emit_now = clock_now();
+	d->final_drain = 1;
+	do_round(d);
+	d->emit_now = clock_now(d);
 	for (i = 0; i < NR_RULES; i++) {
-		int64_t ret = perfclock_queue_flush_all(rules[i].q);
+		int64_t ret = perfclock_queue_flush_all(d->rules[i].q);
 
 		if (ret < 0)
 			die("perfclock_queue_flush_all: %s", strerror((int)-ret));
@@ -1546,21 +1582,21 @@ int main(int argc, char **argv)
 	}
 	fflush(stdout);
 
-	kernel_counts(&kc);
+	kernel_counts(d, &kc);
 	/* The device's skew estimate can have grown while we ran. */
-	err = perfclock_get_info(clk, &ci);
+	err = perfclock_get_info(d->clk, &ci);
 	if (err)
 		die("perfclock_get_info: %s", strerror(-err));
-	tables = (opt.print || (opt.json && !strcmp(opt.json, "-"))) ? stderr : stdout;
-	print_tables(tables, secs, &kc, &ci, hops);
-	if (opt.json) {
-		FILE *f = opt.json_f ? opt.json_f : stdout;
+	tables = (d->opt.print || (d->opt.json && !strcmp(d->opt.json, "-"))) ? stderr : stdout;
+	print_tables(d, tables, secs, &kc, &ci, hops);
+	if (d->opt.json) {
+		FILE *f = d->opt.json_f ? d->opt.json_f : stdout;
 
-		write_json(f, secs, &kc, &ci, hops);
+		write_json(d, f, secs, &kc, &ci, hops);
 		if (f != stdout && fclose(f))
-			die("%s: %s", opt.json, strerror(errno));
+			die("%s: %s", d->opt.json, strerror(errno));
 	}
 	fflush(stdout);
-	cleanup(cpus, pfd);
+	cleanup(d);
 	return rc;
 }

@@ -130,16 +130,30 @@ struct comm_slot {
 	char comm[16];
 };
 
-static struct comm_slot comms[COMM_SLOTS];
+struct tp_comms {
+	struct comm_slot slot[COMM_SLOTS];
+};
 
-static struct comm_slot *comm_slot(uint32_t tid)
+struct tp_comms *tp_comms_new(void)
 {
-	return &comms[(tid * 2654435761u) % COMM_SLOTS];
+	/* 1.5 MiB, zeroed: calloc maps fresh pages, touched only when used. */
+	return calloc(1, sizeof(struct tp_comms));
 }
 
-static void comm_set(uint32_t tid, const char *comm, size_t len)
+void tp_comms_free(struct tp_comms *c)
 {
-	struct comm_slot *s = comm_slot(tid);
+	free(c);
+}
+
+static struct comm_slot *comm_slot(struct tp_comms *c, uint32_t tid)
+{
+	return &c->slot[(tid * 2654435761u) % COMM_SLOTS];
+}
+
+static void comm_set(struct tp_comms *c, uint32_t tid, const char *comm,
+		     size_t len)
+{
+	struct comm_slot *s = comm_slot(c, tid);
 
 	if (len >= sizeof(s->comm))
 		len = sizeof(s->comm) - 1;
@@ -161,7 +175,8 @@ static const struct tp_field *find_field(const struct tp_format *fmt,
 	return NULL;
 }
 
-void tp_learn_comms(const struct tp_format *fmt, const void *raw, size_t len)
+void tp_learn_comms(struct tp_comms *c, const struct tp_format *fmt,
+		    const void *raw, size_t len)
 {
 	const unsigned char *r = raw;
 	char pidname[80];
@@ -184,14 +199,14 @@ void tp_learn_comms(const struct tp_format *fmt, const void *raw, size_t len)
 			continue;
 		memcpy(&pid, r + pf->offset, 4);
 		if (pid > 0)
-			comm_set((uint32_t)pid, (const char *)r + f->offset,
+			comm_set(c, (uint32_t)pid, (const char *)r + f->offset,
 				 strnlen((const char *)r + f->offset, f->size));
 	}
 }
 
-const char *tp_comm(uint32_t pid, uint32_t tid)
+const char *tp_comm(struct tp_comms *c, uint32_t pid, uint32_t tid)
 {
-	struct comm_slot *s = comm_slot(tid);
+	struct comm_slot *s = comm_slot(c, tid);
 	char path[64], buf[64];
 	int n;
 
@@ -204,7 +219,7 @@ const char *tp_comm(uint32_t pid, uint32_t tid)
 	if (n <= 0)
 		return ":unknown:";
 	buf[strcspn(buf, "\n")] = '\0';
-	comm_set(tid, buf, strlen(buf));
+	comm_set(c, tid, buf, strlen(buf));
 	return s->comm;
 }
 
