@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * demo_flush: the --json summary, for scripts (check-demo.sh, demo.sh,
+ * demo-report.sh, demo-plot.sh). Its layout is what they read: the top
+ * level one key a line, each rule's object on one line of its own; keep
+ * keys and lines as they are.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+
+#include "demo.h"
+
+/* A JSON string: quotes, backslashes and control characters escaped. */
+static void json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			fprintf(f, "\\%c", *s);
+		else if ((unsigned char)*s < 0x20)
+			fprintf(f, "\\u%04x", *s);
+		else
+			fputc(*s, f);
+	}
+	fputc('"', f);
+}
+
+void demo_write_json(struct demo *d, FILE *f, const struct kernel_counts *k,
+		     const struct perfclock_clock_info *ci)
+{
+	int i, e;
+
+	fprintf(f, "{\n  \"tool\": \"demo_flush\",\n  \"label\": ");
+	json_str(f, d->opt.label ? d->opt.label : "");
+	fprintf(f, ",\n  \"clock\": {\"name\": \"%s\", \"skew_estimate_ns\": %" PRIu64
+		", \"measured_skew_ns\": %" PRIu64 ", \"global\": %s},\n",
+		demo_clock_name(d), ci->skew_estimate_ns, ci->measured_skew_ns,
+		(ci->flags & PERFCLOCK_CLOCK_GLOBAL) ? "true" : "false");
+	fprintf(f, "  \"horizon\": {\"exact\": %s, \"source\": \"%s\", "
+		"\"age_ns\": %" PRIu64 ", \"inflight_estimate_ns\": %" PRIu64
+		", \"round_age_p50_ns\": %" PRIu64 ", \"round_age_p99_ns\": %" PRIu64 "},\n",
+		(ci->flags & PERFCLOCK_CLOCK_HORIZON_EXACT) ? "true" : "false",
+		!(ci->flags & PERFCLOCK_CLOCK_HORIZON_EXACT) ? "estimate" :
+		(ci->flags & PERFCLOCK_CLOCK_HORIZON_PAGE) ? "page" : "ioctl",
+		ci->horizon_age_ns, ci->inflight_estimate_ns, hist_pct(&d->hz_age, 50),
+		hist_pct(&d->hz_age, 99));
+	fprintf(f, "  \"cpus\": %d,\n  \"source\": \"%s\",\n  \"events\": [",
+		demo_nr_cpus_traced(d), d->events[0].software ? "software" : "tracepoint");
+	for (e = 0; e < d->nr_events; e++) {
+		fprintf(f, "%s{\"name\": ", e ? ", " : "");
+		json_str(f, d->events[e].name);
+		fprintf(f, ", \"samples\": %" PRIu64 ", \"kernel_count\": %" PRIu64
+			", \"kernel_lost\": %" PRIu64 "}", d->events[e].samples,
+			d->events[e].count, d->events[e].lost);
+	}
+	fprintf(f, "],\n  \"reader\": {\"order\": \"%s\", \"yield\": %s, "
+		"\"interval_us\": %ld, \"pages\": %lu},\n",
+		d->opt.reverse ? "reverse" : "forward", d->opt.yield ? "true" : "false",
+		d->opt.interval_us, d->opt.pages);
+	fprintf(f, "  \"load\": {\"threads\": %d, \"cpus\": %d, \"hops\": %" PRIu64 "},\n",
+		d->opt.load, d->opt.load_cpus ? d->opt.load_cpus : demo_nr_cpus_traced(d), d->hops);
+	fprintf(f, "  \"scenario\": {\"max_per_round\": %ld, \"capped_rounds\": %" PRIu64
+		", \"unread_seen\": %" PRIu64 ", \"sample\": \"%s\", \"sample_hz\": %ld"
+		", \"throttle\": %" PRIu64 "},\n", d->opt.max_per_round, d->capped_rounds,
+		d->unread_left, d->opt.sample ? d->opt.sample : "", d->opt.sample ? d->opt.sample_hz : 0,
+		d->throttle_total);
+	fprintf(f, "  \"duration_s\": %.3f,\n  \"rounds\": %" PRIu64 ",\n"
+		"  \"records\": %" PRIu64 ",\n  \"samples\": %" PRIu64 ",\n"
+		"  \"untimed\": %" PRIu64 ",\n  \"ring_errors\": %" PRIu64 ",\n"
+		"  \"stale\": {\"records\": %" PRIu64 ", \"worst_ns\": %" PRIu64 "},\n",
+		d->secs, d->rounds_total, d->records_total, d->samples_total, d->nontime_total,
+		d->ring_errors, d->inflight_seen, d->inflight_worst_ns);
+	fprintf(f, "  \"kernel\": {\"count\": %" PRIu64 ", \"lost\": %" PRIu64
+		", \"lost_counter\": %s, \"lost_in_records\": %" PRIu64
+		", \"lost_samples_records\": %" PRIu64 ", \"unaccounted\": %" PRId64
+		", \"consistent\": %s},\n",
+		k->count, k->lost, k->have_lost ? "true" : "false",
+		k->lost_in_records, k->lost_samples_records, k->unaccounted,
+		k->consistent ? "true" : "false");
+	fprintf(f, "  \"rules\": [\n");
+	for (i = 0; i < NR_RULES; i++) {
+		struct rule_state *r = &d->rules[i];
+		struct perfclock_queue_stats st;
+
+		perfclock_queue_get_stats(r->q, &st);
+		fprintf(f, "    {\"name\": \"%s\", \"pushed\": %" PRIu64
+			", \"delivered\": %" PRIu64 ", \"in_order\": %" PRIu64
+			", \"late\": %" PRIu64 ", \"worst_lateness_ns\": %" PRIu64
+			", \"below_horizon\": %" PRIu64 ", \"forced\": %" PRIu64
+			", \"queued_at_end\": %" PRIu64 ", \"out_of_order_in_source\": %" PRIu64
+			", \"order_errors\": %" PRIu64
+			", \"ordered\": %s, \"hold_ns\": {\"p50\": %" PRIu64
+			", \"p99\": %" PRIu64 ", \"max\": %" PRIu64 "}, "
+			"\"peak_queue\": %" PRIu64 "}%s\n",
+			rule_name(i), st.pushed, r->in_order + r->late,
+			r->in_order, r->late, st.worst_lateness_ns, st.below_horizon,
+			st.forced, st.queued, st.out_of_order_in_source, r->order_errors,
+			/* Late events are out of order too. */
+			r->order_errors || r->late ? "false" : "true", hist_pct(&r->hold, 50),
+			hist_pct(&r->hold, 99), r->hold.max, r->peak_queued,
+			i + 1 < NR_RULES ? "," : "");
+	}
+	fprintf(f, "  ]\n}\n");
+}

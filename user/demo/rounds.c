@@ -1,0 +1,330 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * demo_flush: the run, in rounds. Each round takes our horizon and a bare
+ * clock read first, then drains every ring once, pushing every sample to
+ * every rule's queue (so all rules see the same input), then flushes each
+ * queue below its rule's limit. Between rounds it polls the rings for at
+ * most --interval; the run ends with --duration, the COMMAND's exit or a
+ * signal, and a last round that reads every ring dry.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include "demo.h"
+#include "load.h"
+
+/* The run's own timekeeping (duration, status cadence), not the clock under test. */
+static uint64_t wall_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Which of r's events (index into d->events) a sample with this id is; -1: none. */
+static int find_tp(const struct cpu_ring *r, uint64_t id)
+{
+	int i;
+
+	for (i = 0; i < r->nfd; i++)
+		if (r->id[i] == id)
+			return r->ev[i];
+	return -1;
+}
+
+/*
+ * A sample read from ring src: counted, then pushed to every rule's queue
+ * with the same time, so that every rule judges the same events.
+ */
+static void push_all(struct demo *d, uint32_t src,
+		     const struct perfclock_record *rec)
+{
+	unsigned char buf[sizeof(struct qhdr) + 65536] __attribute__((aligned(8)));
+	struct qhdr *h = (struct qhdr *)buf;
+	struct sample s;
+	int i, e, err;
+	uint32_t full;
+
+	if (demo_parse_sample(d, rec->data, rec->size, &s)) {
+		d->nontime_total++;
+		return;
+	}
+	e = find_tp(&d->rings[src], s.id);
+	if (e < 0) {
+		d->nontime_total++;
+		return;
+	}
+	d->events[e].samples++;
+	d->rings[src].samples++;
+	d->samples_total++;
+	if (d->have_prev_start && rec->time < d->prev_start) {
+		d->inflight_seen++;
+		if (d->prev_start - rec->time > d->inflight_worst_ns)
+			d->inflight_worst_ns = d->prev_start - rec->time;
+	}
+	if (!d->events[e].software && !d->events[e].sampling && s.raw && d->opt.print)
+		tp_learn_comms(d->comms, &d->events[e].fmt, s.raw, s.raw_size);
+	h->tp = (uint32_t)e;
+	h->cpu = s.cpu;
+	full = (uint32_t)sizeof(*h);
+	/* The queue copies at most 64 KiB per event: keep the header then. */
+	if (d->opt.print && rec->size <= sizeof(buf) - sizeof(*h) - 16) {
+		memcpy(buf + sizeof(*h), rec->data, rec->size);
+		full += rec->size;
+	}
+	rules_push(&d->limits, src, rec->time);
+	for (i = 0; i < NR_RULES; i++) {
+		/* Only our rule prints: the others need the header alone. */
+		err = perfclock_queue_push(d->rules[i].q, src, rec->time, buf,
+					   d->rules[i].print ? full : (uint32_t)sizeof(*h));
+		if (err)
+			die("perfclock_queue_push(%s): %s",
+			    rule_name(i), strerror(-err));
+	}
+}
+
+static uint64_t clock_now(struct demo *d)
+{
+	uint64_t ns;
+	int err = perfclock_read(d->clk, &ns);
+
+	if (err)
+		die("perfclock_read: %s", strerror(-err));
+	return ns;
+}
+
+/*
+ * --max-per-round left records unread in r: how many carry a time, and the
+ * oldest of them in *oldest. A second reader over the same mapping starts
+ * at data_tail (where the round's reader stopped) and never moves it. A
+ * ring that cannot be read counts as one record at time 0 (flush nothing).
+ */
+static uint64_t unread_oldest(const struct cpu_ring *r, uint64_t *oldest)
+{
+	struct perfclock_ring *peek = perfclock_ring_new(r->base, r->len, &r->attr);
+	struct perfclock_record rec;
+	uint64_t n = 0;
+	int err = 0;
+
+	if (!peek)
+		die("perfclock_ring_new (cpu %d): %s", r->cpu, strerror(errno));
+	if (perfclock_ring_read_begin(peek) < 0)
+		err = -1;
+	while (!err && (err = perfclock_ring_read_event(peek, &rec)) == 1) {
+		err = 0;
+		if (!(rec.flags & PERFCLOCK_RECORD_HAS_TIME))
+			continue;
+		if (!n || rec.time < *oldest)
+			*oldest = rec.time;
+		n++;
+	}
+	perfclock_ring_free(peek);
+	if (err < 0) {
+		*oldest = 0;
+		return n + 1;
+	}
+	return n;
+}
+
+/*
+ * One round, the pattern of libperfclock.h: the horizon first (and the
+ * bare clock read Ahern's rule flushes at), then drain every ring once,
+ * then flush each rule's queue below its limit. Returns records read.
+ *
+ * With --max-per-round a ring may be left with records unread. The
+ * horizon H promises that every record stamped below H was in its ring
+ * when H was handed out, so below H only what was drained is complete: a
+ * record left unread can be older than H. Our limit is then min(H, the
+ * oldest record left unread in any ring), found by scanning what is left
+ * without consuming it; the same cap applies to ahern's clock read.
+ */
+static uint64_t do_round(struct demo *d)
+{
+	struct perfclock_record rec;
+	uint64_t start, hz, n = 0, cap = 0, oldest = 0, unread;
+	int64_t avail;
+	long taken;
+	int i, k, err, left, capped = 0;
+
+	err = perfclock_horizon(d->clk, &hz);
+	if (err)
+		die("perfclock_horizon: %s", strerror(-err));
+	start = clock_now(d);
+	d->emit_now = start;
+	hist_add(&d->hz_age, start > hz ? start - hz : 0);
+	rules_round_begin(&d->limits, start, hz);
+	for (k = 0; k < d->nr_rings; k++) {
+		int c = d->opt.reverse ? d->nr_rings - 1 - k : k;
+		struct cpu_ring *r = &d->rings[c];
+
+		if (d->opt.yield && k)
+			sched_yield();
+		avail = perfclock_ring_read_begin(r->ring);
+		if (avail < 0) {
+			d->ring_errors++;
+			fprintf(stderr, "demo_flush: cpu %d: corrupt ring (%s); "
+				"skipping to its head\n", r->cpu, strerror((int)-avail));
+			perfclock_ring_reset(r->ring);
+			continue;
+		}
+		taken = 0;
+		left = 0;
+		for (;;) {
+			if (d->opt.max_per_round && !d->final_drain &&
+			    taken == d->opt.max_per_round) {
+				left = 1;
+				break;
+			}
+			err = perfclock_ring_read_event(r->ring, &rec);
+			if (err != 1)
+				break;
+			taken++;
+			n++;
+			d->records_total++;
+			if (rec.type == PERF_RECORD_THROTTLE)
+				d->throttle_total++;
+			/*
+			 * No time: handled here and now, outside the queues,
+			 * and counted ("untimed"), as libperfclock.h says
+			 * (RECORDS WITHOUT A TIME); never pushed with one.
+			 */
+			if (!(rec.flags & PERFCLOCK_RECORD_HAS_TIME))
+				d->nontime_total++;
+			else if (rec.type == PERF_RECORD_SAMPLE)
+				push_all(d, (uint32_t)c, &rec);
+		}
+		if (!left && err < 0) {
+			d->ring_errors++;
+			fprintf(stderr, "demo_flush: cpu %d: corrupt record (%s); "
+				"skipping to its head\n", r->cpu, strerror(-err));
+			perfclock_ring_reset(r->ring);
+			continue;
+		}
+		perfclock_ring_read_end(r->ring);
+		if (left && (unread = unread_oldest(r, &oldest))) {
+			d->unread_left += unread;
+			if (!capped || oldest < cap)
+				cap = oldest;
+			capped = 1;
+		}
+	}
+	if (capped) {
+		d->capped_rounds++;
+		rules_cap(&d->limits, cap);
+	}
+	d->emit_now = clock_now(d);
+	for (i = 0; i < NR_RULES; i++) {
+		struct perfclock_queue_stats st;
+		uint64_t limit;
+		int64_t ret;
+
+		perfclock_queue_get_stats(d->rules[i].q, &st);
+		if (st.queued > d->rules[i].peak_queued)
+			d->rules[i].peak_queued = st.queued;
+		if (!rules_limit(&d->limits, i, &limit))
+			continue;
+		ret = perfclock_queue_flush_until(d->rules[i].q, limit);
+		if (ret < 0)
+			die("perfclock_queue_flush_until(%s): %s", rule_name(i),
+			    strerror((int)-ret));
+	}
+	rules_round_end(&d->limits);
+	d->prev_start = start;
+	d->have_prev_start = 1;
+	d->rounds_total++;
+	return n;
+}
+
+static void wait_round(const struct demo *d)
+{
+	int timeout;
+
+	if (!d->opt.interval_us)
+		return;
+	timeout = (int)((d->opt.interval_us + 999) / 1000);
+	/* EINTR (a signal) just ends the wait. */
+	poll(d->pfd, (nfds_t)d->nr_rings, timeout);
+}
+
+int demo_run(struct demo *d)
+{
+	struct load *load = NULL;
+	uint64_t t0, t_end = 0, last_status;
+	uint64_t st_samples = 0, st_rounds = 0;
+	pid_t child = -1;
+	int i, child_status = 0, rc = 0;
+
+	demo_set_enabled(d, 1);
+	t0 = wall_ns();
+	if (d->opt.load) {
+		load = load_start(d->opt.load, d->cpus,
+				  d->opt.load_cpus && d->opt.load_cpus < d->ncpus ?
+				  d->opt.load_cpus : d->ncpus);
+		if (!load)
+			die("starting the load: %s", strerror(errno));
+	}
+	if (d->opt.command)
+		child = demo_start_command(d->opt.command);
+	if (d->opt.duration > 0)
+		t_end = t0 + (uint64_t)(d->opt.duration * 1e9);
+	else if (!d->opt.command)
+		t_end = t0 + 5000000000ull;
+	last_status = t0;
+
+	while (!*d->stop) {
+		uint64_t now;
+
+		do_round(d);
+		now = wall_ns();
+		if (t_end && now >= t_end)
+			break;
+		if (child > 0 && waitpid(child, &child_status, WNOHANG) == child) {
+			/* It exited by itself: its status is ours. */
+			child = -1;
+			rc = demo_exit_status(child_status);
+			break;
+		}
+		if (d->opt.status && now - last_status >=
+		    (d->tty_status ? 500000000ull : 2000000000ull)) {
+			demo_status_line(d, (now - t0) / 1e9, d->samples_total - st_samples,
+					 d->rounds_total - st_rounds,
+					 (now - last_status) / 1e9);
+			st_samples = d->samples_total;
+			st_rounds = d->rounds_total;
+			last_status = now;
+		}
+		wait_round(d);
+	}
+	if (d->opt.status && d->tty_status)
+		fputs("\r\033[K", stderr);
+
+	/* Stop the producers, then drain what they left and flush it all. */
+	if (load)
+		d->hops = load_stop(load);
+	demo_set_enabled(d, 0);
+	d->secs = (wall_ns() - t0) / 1e9;
+	/* The last round drains everything: nothing may stay unread. */
+	d->final_drain = 1;
+	do_round(d);
+	d->emit_now = clock_now(d);
+	for (i = 0; i < NR_RULES; i++) {
+		int64_t ret = perfclock_queue_flush_all(d->rules[i].q);
+
+		if (ret < 0)
+			die("perfclock_queue_flush_all: %s", strerror((int)-ret));
+	}
+	if (child > 0) {
+		/* The run ended first (--duration, a signal): we end it. */
+		kill(child, SIGTERM);
+		waitpid(child, &child_status, 0);
+	}
+	fflush(stdout);
+	return rc;
+}
