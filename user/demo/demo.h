@@ -15,6 +15,10 @@
  *   report.c          the status line and the closing tables
  *   json.c            the --json summary
  *   die.c             error exits
+ *
+ * and, each with its own header and no use of struct demo: tp.c
+ * (tracepoints through tracefs), load.c (the built-in load), rules.c (the
+ * flush rules' limits, shared with the tests).
  */
 #ifndef DEMO_DEMO_H
 #define DEMO_DEMO_H
