@@ -870,11 +870,11 @@ static void op_mmap(struct ctx *c)
 		 len >= (1ULL << 40))
 		want = ENOMEM;				/* mmap_region: commit accounting */
 	else if (off)
-		want = EINVAL;				/* perfclock_mmap: pgoff */
+		want = EINVAL;				/* perfclock_miscdev_mmap: pgoff */
 	else if (len > (uint64_t)page_size)
-		want = EINVAL;				/* perfclock_mmap: one page */
+		want = EINVAL;				/* perfclock_miscdev_mmap: one page */
 	else if (prot & (PROT_WRITE | PROT_EXEC))
-		want = EPERM;				/* perfclock_mmap: read-only */
+		want = EPERM;				/* perfclock_miscdev_mmap: read-only */
 	else
 		want = 0;
 
