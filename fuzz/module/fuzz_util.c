@@ -20,7 +20,6 @@ double now_s(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-
 const char *ename(int e)
 {
 	static __thread char buf[32];

@@ -4,49 +4,34 @@
  *
  *   perfclock_fail_init [--full] [--max-nth N] [--verbose] PATH
  *
- * Fault injection on the module's load and init path.
- * For a site number n: write n to /proc/thread-self/fail-nth, which makes
- * the n-th fault-injection site this thread reaches fail (failslab and
- * fail_page_alloc, configured by the caller with ignore-gfp-wait=N and
- * min-order=0), call finit_module(), and check: it failed cleanly (an
- * errno, ENOMEM when the failure hit perfclock_init; no
- * /sys/module/perfclock, no /dev/perfclock; nothing in the kernel log
- * but the injection report), or it succeeded despite the failure and
- * the module works and unloads. Each injection's stack trace (read from
- * the kernel log) says whether it hit perfclock_init, and where. By
- * default n runs down from the last site of a whole load until 25 in a
- * row fall outside do_init_module() (the sites before are
- * load_module()'s own); --full runs n = 1, 2, ... over the whole path.
+ * Fault injection on the module's load and init path. For a site number n:
+ * write n to /proc/thread-self/fail-nth, which makes the n-th fault-
+ * injection site this thread reaches fail (failslab and fail_page_alloc,
+ * configured by the caller with ignore-gfp-wait=N and min-order=0), call
+ * finit_module(), and check: it failed cleanly (an errno, ENOMEM when the
+ * failure hit perfclock_init; no /sys/module/perfclock, no /dev/perfclock;
+ * nothing in the kernel log but the injection report), or it succeeded
+ * despite the failure and the module works and unloads. Each injection's
+ * stack trace (read from the kernel log) says whether it hit
+ * perfclock_init, and where. By default n runs down from the last site of
+ * a whole load until 25 in a row fall outside do_init_module() (the sites
+ * before are load_module()'s own); --full runs n = 1, 2, ... over the
+ * whole path.
  *
  * Output is TAP lines ("ok - fault-inject: ..." / "not ok - ..."). Exit
  * status 0 when every load failed cleanly or worked.
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <inttypes.h>
-#include <pthread.h>
-#include <sched.h>
-#include <setjmp.h>
-#include <signal.h>
-#include <stdarg.h>
-#include <stdatomic.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 #include <sys/ioctl.h>
 #include <sys/klog.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
 #include <sys/syscall.h>
-#include <sys/wait.h>
 
 #include "../../module/perfclock_ioctl.h"
-#include "../../user/perfclock_page.h"
-
-
 #include "fuzz_util.h"
 
 static struct {
@@ -55,7 +40,6 @@ static struct {
 	long max_nth;
 	int verbose;
 } opt = { .max_nth = 5000 };
-
 
 /*
  * Kernel log lines that fail the sweep. Not "kmemleak: Cannot allocate":

@@ -229,7 +229,6 @@ uint64_t ref_read(struct ctx *c, uint32_t *flags)
 	return t.ns;
 }
 
-
 /* Read a mapped page with the seq protocol and check what it says. */
 void check_page(struct ctx *c, const struct perfclock_page *pg)
 {
