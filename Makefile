@@ -16,6 +16,8 @@
 #   make dkms-deb        a perfclock-dkms .deb (dh_dkms) in build/dkms/
 #   make check-dkms      DKMS on cloud-amd64, amd64 and rt-amd64, each
 #                        module booted and tested in QEMU (root)
+#   make fuzz            the module's interface fuzzer and init fault sweep
+#                        (fuzz/module, for the debug guest: check-debug)
 #   make check-debug     the selftests, the interface fuzzer and init fault
 #                        injection under a debug kernel (KASAN, lockdep,
 #                        UBSAN, kmemleak) built from linux-source-6.1 and
@@ -50,10 +52,10 @@ endif
 # What kbuild needs from us: the version, and any extra flags (W=1, C=1).
 KBUILD_ARGS := -C $(KDIR) M=$(CURDIR) KCFLAGS='$(KCFLAGS) -DPERFCLOCK_VERSION=\"$(VERSION)\"'
 
-.PHONY: all module user selftests demo check check-kernel lint bench install clean kdir-check print-kdir \
+.PHONY: all module user selftests fuzz demo check check-kernel lint bench install clean kdir-check print-kdir \
 	dkms-install dkms-remove dkms-deb check-dkms check-debug check-perf
 
-all: module user selftests
+all: module user selftests fuzz
 
 kdir-check:
 	@if [ -z "$(KDIR)" ] || [ ! -d "$(KDIR)" ]; then \
@@ -73,6 +75,9 @@ user:
 
 selftests:
 	$(MAKE) -C selftests KDIR=$(KDIR)
+
+fuzz:
+	$(MAKE) -C fuzz
 
 demo:
 	KDIR=$(KDIR) scripts/demo.sh

@@ -802,7 +802,7 @@ static void perfclock_first_open(void)
 	raw_spin_unlock_irqrestore(&perfclock.lock, flags);
 }
 
-static int perfclock_open(struct inode *inode, struct file *file)
+static int perfclock_miscdev_open(struct inode *inode, struct file *file)
 {
 	mutex_lock(&perfclock.mutex);
 	if (!perfclock.users++) {
@@ -815,7 +815,7 @@ static int perfclock_open(struct inode *inode, struct file *file)
 }
 
 /* Called on the last close of a file, after its last mapping is gone. */
-static int perfclock_release(struct inode *inode, struct file *file)
+static int perfclock_miscdev_release(struct inode *inode, struct file *file)
 {
 	mutex_lock(&perfclock.mutex);
 	if (!--perfclock.users) {
@@ -828,7 +828,7 @@ static int perfclock_release(struct inode *inode, struct file *file)
 	return 0;
 }
 
-static long perfclock_get_time(struct perfclock_time __user *ut)
+static long perfclock_ioctl_get_time(struct perfclock_time __user *ut)
 {
 	u32 cpu, flags = 0;
 	u64 ns;
@@ -859,7 +859,7 @@ efault:
 	return -EFAULT;
 }
 
-static long perfclock_get_horizon(struct perfclock_horizon __user *uh)
+static long perfclock_ioctl_get_horizon(struct perfclock_horizon __user *uh)
 {
 	struct perfclock_horizon_sample s;
 	struct perfclock_horizon h;
@@ -898,7 +898,7 @@ static long perfclock_get_horizon(struct perfclock_horizon __user *uh)
 	return copy_to_user(uh, &h, sizeof(h)) ? -EFAULT : 0;
 }
 
-static long perfclock_get_info(void __user *uarg)
+static long perfclock_ioctl_get_info(void __user *uarg)
 {
 	struct perfclock_info info;
 	unsigned long flags;
@@ -923,18 +923,18 @@ static long perfclock_get_info(void __user *uarg)
 	return copy_to_user(uarg, &info, sizeof(info)) ? -EFAULT : 0;
 }
 
-static long perfclock_ioctl(struct file *file, unsigned int cmd,
-			    unsigned long arg)
+static long perfclock_miscdev_ioctl(struct file *file, unsigned int cmd,
+				    unsigned long arg)
 {
 	void __user *uarg = (void __user *)arg;
 
 	switch (cmd) {
 	case PERFCLOCK_IOC_GET_TIME:
-		return perfclock_get_time(uarg);
+		return perfclock_ioctl_get_time(uarg);
 	case PERFCLOCK_IOC_GET_INFO:
-		return perfclock_get_info(uarg);
+		return perfclock_ioctl_get_info(uarg);
 	case PERFCLOCK_IOC_GET_HORIZON:
-		return perfclock_get_horizon(uarg);
+		return perfclock_ioctl_get_horizon(uarg);
 	default:
 		return -ENOTTY;
 	}
@@ -962,7 +962,8 @@ static const struct vm_operations_struct perfclock_vm_ops = {
  * One page at offset 0, read-only for the life of the mapping. The
  * mapping holds the file, so the module stays pinned until munmap().
  */
-static int perfclock_mmap(struct file *file, struct vm_area_struct *vma)
+static int perfclock_miscdev_mmap(struct file *file,
+				  struct vm_area_struct *vma)
 {
 	if (vma->vm_pgoff || vma->vm_end - vma->vm_start != PAGE_SIZE)
 		return -EINVAL;
@@ -978,11 +979,11 @@ static int perfclock_mmap(struct file *file, struct vm_area_struct *vma)
 /* No .read/.write: the VFS answers both with -EINVAL. */
 static const struct file_operations perfclock_fops = {
 	.owner		= THIS_MODULE,
-	.open		= perfclock_open,
-	.release	= perfclock_release,
-	.unlocked_ioctl	= perfclock_ioctl,
+	.open		= perfclock_miscdev_open,
+	.release	= perfclock_miscdev_release,
+	.unlocked_ioctl	= perfclock_miscdev_ioctl,
 	.compat_ioctl	= compat_ptr_ioctl,
-	.mmap		= perfclock_mmap,
+	.mmap		= perfclock_miscdev_mmap,
 };
 
 static struct miscdevice perfclock_misc = {

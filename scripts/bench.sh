@@ -3,8 +3,8 @@
 #
 # scripts/bench.sh — what `make bench` runs. Benchmarks, not tests: they
 # print tables and assert nothing.
-#   1. the clock paths (bench/perfclock_bench.c) and the flush horizon's
-#      costs (bench/perfclock_horizon_bench.c), in one guest boot per
+#   1. the clock paths (bench/module/perfclock_bench.c) and the flush horizon's
+#      costs (bench/module/perfclock_horizon_bench.c), in one guest boot per
 #      clock regime, so that ratios within a boot compare paths, then the
 #      long liburcu stress runs (2 min of clock torture, 30 s per drain
 #      mode) in the same boot;

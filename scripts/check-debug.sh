@@ -14,15 +14,15 @@
 #      second run reuses it, a changed fragment builds a new one;
 #   3. builds the module against that tree (`make module KDIR=...`, on a
 #      copy of the sources, so a concurrent `make check` is not disturbed)
-#      and the selftests and the fuzzer (`make -C selftests`);
+#      and the selftests and the fuzzers (`make selftests fuzz`);
 #   4. boots it twice under QEMU (scripts/vm.sh), with tsc=reliable
 #      (stable sched_clock) and without (unstable), and in each runs
 #        - the whole selftest suite (selftests/run.sh, as in `make check`),
-#        - the interface fuzzer (selftests/perfclock_fuzz.c) for
+#        - the interface fuzzer (fuzz/module/perfclock_fuzz.c) for
 #          FUZZ_SECONDS, with unload/reload,
 #        - in the stable boot only (it does not depend on the clock), the
 #          fault-injection sweep of the module's load and init path
-#          (perfclock_fuzz --fail-init),
+#          (fuzz/module/perfclock_fail_init.c),
 #        - a forced kmemleak scan, and checks that the kernel is not
 #          tainted by a warning and that lockdep is still on.
 #      A KASAN, lockdep or UBSAN report, a kmemleak leak, a WARNING or a
@@ -149,19 +149,19 @@ cp -r Makefile Kbuild VERSION module "$msrc/"
 rm -f "$msrc"/module/*.o "$msrc"/module/*.ko "$msrc"/module/*.mod* "$msrc"/module/.*.cmd
 {
 	make -C "$msrc" --no-print-directory module KDIR="$tree" &&
-	make --no-print-directory selftests &&
+	make --no-print-directory selftests fuzz &&
 	make --no-print-directory -C user guest
 } > "$log/build.log" 2>&1
 st=$?
 [ $st -eq 0 ] || tail -n 40 "$log/build.log" | sed 's/^/# /'
-result $st "make module KDIR=<debug tree>, make selftests, make -C user guest"
+result $st "make module KDIR=<debug tree>, make selftests fuzz, make -C user guest"
 [ $st -eq 0 ] || finish
 
 payload=$log/payload
 rm -rf "$payload"
 mkdir -p "$payload/extra"
 # What `make check` puts in its guests (scripts/check.sh), run.sh renamed.
-cp build/selftests/* user/build/guest/* "$payload/"
+cp build/selftests/* build/fuzz/* user/build/guest/* "$payload/"
 mv "$payload/run.sh" "$payload/selftests.sh"
 cp "$msrc/module/perfclock.ko" "$payload/"
 # The TSC-unstable selftest wants msr.ko; the fragment builds it.
@@ -211,7 +211,7 @@ if [ "$FAULT_INJECT" = 1 ]; then
 	echo 1 > /proc/sys/kernel/printk
 	full=''
 	[ "$FAULT_SWEEP" = full ] && full=--full
-	./perfclock_fuzz --fail-init /payload/perfclock.ko $full || rc=1
+	./perfclock_fail_init /payload/perfclock.ko $full || rc=1
 	echo "$cl" > /proc/sys/kernel/printk
 	for a in failslab fail_page_alloc; do
 		echo Y > $dbg/$a/ignore-gfp-wait

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The clock itself, through each exact path (ioctl, and the page when it
- * offers the current time):
+ * The clock contract, stated once, here (the library's guest test and the
+ * stress tester check what they add on top of it), through each exact
+ * path (ioctl, and the page when it offers the current time):
  *  - bracket: a perf record produced between two reads on one CPU has a
  *    timestamp between them, on every CPU: the value is perf's clock;
  *  - monotonic on each CPU;
@@ -190,8 +191,8 @@ static void *causal_side_fn(void *arg)
 			atomic_store_explicit(&p->turn, 2 * CAUSAL_ROUNDS, memory_order_release);
 			return NULL;
 		}
-		if (seen > mine && seen - mine > me->worst_step)
-			me->worst_step = seen - mine;
+		if (pc_step_back(seen, mine) > me->worst_step)
+			me->worst_step = pc_step_back(seen, mine);
 		atomic_store_explicit(&p->value, mine, memory_order_relaxed);
 		atomic_store_explicit(&p->turn, round + 1, memory_order_release);
 	}

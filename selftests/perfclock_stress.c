@@ -2,6 +2,13 @@
 /*
  * perfclock_stress: the clock under many threads, built on liburcu.
  *
+ * The clock contract itself is stated and checked once, in
+ * perfclock_clock_test.c; this program shares its helpers
+ * (perfclock_util.h) and adds the load: many readers per CPU through the
+ * library, observations published through RCU, the flush horizon handed
+ * out meanwhile, other processes on the device, and --inject-skew to
+ * prove the checks can fail.
+ *
  * Clock torture, the many-CPU version of the kernel's
  * tools/testing/selftests/timers/inconsistency-check.c: one reader thread
  * per CPU and per path (exact best read, ioctl, lower bound) reads the
@@ -57,6 +64,7 @@
 #include <urcu/urcu-memb.h>
 
 #include "../user/libperfclock.h"
+#include "perfclock_util.h"
 
 #define BATCH		16	/* reads per observation */
 #define MAX_THREADS	1024
@@ -157,16 +165,15 @@ static uint64_t observe(int from, int to)
 static void check_step(struct reader *r, uint64_t seen, uint64_t hz,
 		       uint64_t est, uint64_t mine)
 {
-	uint64_t step;
+	uint64_t step = pc_step_back(seen, mine);
 
 	if (mine < hz) {
 		r->below_horizon++;
 		if (hz - mine > r->worst_below)
 			r->worst_below = hz - mine;
 	}
-	if (seen <= mine)
+	if (!step)
 		return;
-	step = seen - mine;
 	if (step > r->worst_step)
 		r->worst_step = step;
 	if (step > est)
@@ -193,15 +200,6 @@ static void *horizon_fn(void *arg)
 	return NULL;
 }
 
-static void pin(int cpu)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	sched_setaffinity(0, sizeof(set), &set);
-}
-
 static void *reader_fn(void *arg)
 {
 	struct reader *r = arg;
@@ -209,7 +207,10 @@ static void *reader_fn(void *arg)
 	uint64_t seen, hz, est, mine = 0, prev = 0;
 	int k;
 
-	pin(r->cpu);
+	if (pc_pin(r->cpu)) {
+		r->error = -EINVAL;
+		return NULL;
+	}
 	urcu_memb_register_thread();
 	while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
 		/* What was promised before this batch: horizon, estimate. */
@@ -276,31 +277,29 @@ static int device_stress(const char *path, double seconds, int seed)
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	do {
 		int fd = open(path, O_RDONLY | O_CLOEXEC);
-		size_t len = sysconf(_SC_PAGESIZE);
-		volatile const uint32_t *page;
+		const volatile struct perfclock_page *page;
 		pid_t pid;
 		int status;
 
 		if (fd < 0)
 			return 10;
-		page = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
-		if (page == MAP_FAILED)
+		page = pc_map(fd);
+		if (!page)
 			return 11;
 		if (rand() & 1)
 			close(fd);	/* the mapping keeps the device */
-		if (page[1] != 1)	/* perfclock_page::version */
+		if (page->version != PERFCLOCK_PAGE_VERSION)
 			return 12;
 		if (!(iter % 16)) {
 			pid = fork();
 			if (pid < 0)
 				return 13;
 			if (!pid)
-				_exit(page[1] == 1 ? 0 : 1);
+				_exit(page->version == PERFCLOCK_PAGE_VERSION ? 0 : 1);
 			if (waitpid(pid, &status, 0) != pid || status)
 				return 14;
 		}
-		if (munmap((void *)page, len))
-			return 15;
+		pc_unmap((const struct perfclock_page *)page);
 		close(fd);
 		iter++;
 		clock_gettime(CLOCK_MONOTONIC, &t);
@@ -372,7 +371,7 @@ int main(int argc, char **argv)
 	int first_checker, nthreads, global, exact_horizon;
 	pthread_t horizon_thread;
 	pid_t stressors[8];
-	cpu_set_t set;
+	static int cpus[CPU_SETSIZE];
 
 	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (opt) {
@@ -411,11 +410,13 @@ int main(int argc, char **argv)
 	global = !!(info.flags & PERFCLOCK_CLOCK_GLOBAL);
 	exact_horizon = !!(info.flags & PERFCLOCK_CLOCK_HORIZON_EXACT);
 
-	sched_getaffinity(0, sizeof(set), &set);
-	ncpus = CPU_COUNT(&set);
-	for (cpu = 0; inject_skew && cpu < CPU_SETSIZE; cpu++)
-		if (CPU_ISSET(cpu, &set))
-			inject_cpu = cpu;	/* the last CPU */
+	ncpus = pc_cpus(cpus, CPU_SETSIZE);
+	if (ncpus < 1) {
+		fprintf(stderr, "perfclock_stress: no CPU to run on\n");
+		return 2;
+	}
+	if (inject_skew)
+		inject_cpu = cpus[ncpus - 1];	/* the last CPU */
 	if (inject_skew)
 		printf("# self-test: cpu %d's exact reads are made the estimate + %llu ns late\n",
 		       inject_cpu, (unsigned long long)inject_skew);
@@ -430,9 +431,8 @@ int main(int argc, char **argv)
 			_exit(device_stress(device ? device : "/dev/perfclock", seconds, i + 1));
 	}
 
-	for (cpu = 0; cpu < CPU_SETSIZE; cpu++) {
-		if (!CPU_ISSET(cpu, &set))
-			continue;
+	for (i = 0; i < ncpus; i++) {
+		cpu = cpus[i];
 		for (p = 0; p < NPATHS && nreaders < MAX_THREADS - ncpus; p++) {
 			/* The clockid backend has no ioctl. */
 			if (p == PATH_IOCTL && info.backend != PERFCLOCK_BACKEND_DEVICE)

@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Helpers shared by the perfclock selftests: the device, the page, CPU
- * pinning, and a perf ring that records PERF_RECORD_COMM timestamps.
+ * Helpers shared by the perfclock selftests and the stress tester: the
+ * device, the page, CPU pinning, a perf ring that records PERF_RECORD_COMM
+ * timestamps, the readers of each path, and the measure of a cross-CPU
+ * step, by which the clock contract (stated in perfclock_clock_test.c) is
+ * judged.
  */
 #ifndef PERFCLOCK_SELFTEST_UTIL_H
 #define PERFCLOCK_SELFTEST_UTIL_H
@@ -243,6 +246,12 @@ static inline int pc_read_page(int fd, const struct perfclock_page *pg,
 		sched_yield();
 	}
 	return err;
+}
+
+/* How far @mine, read after @seen was observed, is below it (0: not). */
+static inline uint64_t pc_step_back(uint64_t seen, uint64_t mine)
+{
+	return seen > mine ? seen - mine : 0;
 }
 
 #endif /* PERFCLOCK_SELFTEST_UTIL_H */

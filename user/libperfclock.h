@@ -4,11 +4,17 @@
  * with, a reader of per-CPU perf mmap rings, and an ordered queue to merge
  * them into one time-ordered stream.
  *
- * Conventions (as libperf): objects are opaque; constructors return NULL
- * with errno set; every other function returns 0 (or a count) on success
- * and -errno on failure; the library never prints; reads of a clock are
- * thread-safe, everything else (rings, queues) belongs to one thread at a
- * time.
+ * Conventions. As libperf's: objects are opaque; constructors return
+ * NULL with errno set; every other function returns 0 (or a count) on
+ * success and -errno on failure; the library never prints. Unlike
+ * libperf's object__verb, public names are perfclock_<object>_<verb>
+ * with single underscores (perfclock_queue_push(); perfclock_open() and
+ * perfclock_read() are fixed ABI). The double underscore marks what is
+ * NOT public: a helper shared between the library's files is named
+ * <struct>__<verb> (perfclock_queue__emit_one()), hidden, and declared in
+ * a private header; one used in a single file is static and unprefixed.
+ * Reads of a clock are thread-safe, everything else (rings, queues)
+ * belongs to one thread at a time.
  *
  * THE ROUND PATTERN. A tool that reads per-CPU rings in rounds:
  *

@@ -36,6 +36,9 @@
  * rare (nested records), so the common case stays O(log k).
  *
  * Ties are broken by push order (a global sequence number).
+ *
+ * This file: the ordering (heaps, FIFOs, emission) and the public API;
+ * queue_mem.c: the slab and the memory cap (make_room(), trim).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -43,90 +46,7 @@
 
 #include "libperfclock.h"
 #include "internal.h"
-
-struct qent {
-	uint64_t time;
-	uint64_t seq;
-	const void *data;
-	uint32_t size;
-	uint32_t source;
-};
-
-/*
- * A heap slot carries its source's head key inline, so sifting compares
- * without chasing the source's FIFO. A source's key changes only when its
- * head is emitted, which happens at the root.
- */
-struct hent {
-	uint64_t time;
-	uint64_t seq;
-	uint32_t src;
-	uint32_t pad;
-};
-
-struct qsrc {
-	struct qent *fifo;	/* circular, cap a power of two */
-	uint32_t cap, head, count;
-	uint32_t hwm;		/* largest count since the last trim */
-	uint64_t last_pushed;	/* time of the last push */
-	int pushed_any;
-};
-
-#define FIFO_MIN	16u	/* entries of a source's first array */
-/* Look at giving memory back every this many flushes. */
-#define TRIM_PERIOD	64u
-
-/*
- * Size classes: every multiple of 16 bytes up to 512 (records are mostly
- * small: a tight fit keeps the working set small), then powers of two up
- * to 64 KiB, the largest perf record.
- */
-#define SLAB_FINE_MAX	512u
-#define SLAB_FINE	(SLAB_FINE_MAX / 16)	/* 32 classes of 16 B steps */
-#define SLAB_CLASSES	(SLAB_FINE + 7)		/* 1 KiB .. 64 KiB */
-#define SLAB_MAX_SIZE	(64u << 10)
-#define SLAB_CHUNK	(64u << 10)
-#define SLAB_CHUNK_MIN	(1u << 10)
-/* 16 bytes of chunk header keep the slots 16-byte aligned. */
-#define SLAB_HDR	16u
-
-struct slab_chunk {
-	struct slab_chunk *next;
-};
-
-/*
- * Per class: a list of chunks, a free list of slots, and how many slots
- * are in use, so that a class's chunks can be freed when it empties and
- * its copies moved into fewer chunks when it is mostly free.
- */
-struct slab {
-	void *free[SLAB_CLASSES];
-	struct slab_chunk *chunks[SLAB_CLASSES];
-	uint32_t nchunks[SLAB_CLASSES];
-	uint32_t used[SLAB_CLASSES];
-	uint32_t chunk_base;	/* data bytes of a chunk: from the cap */
-	uint64_t bytes;		/* allocated, headers included */
-};
-
-struct perfclock_queue {
-	struct perfclock_queue_config cfg;
-	struct qsrc *src;
-	struct hent *src_heap;	/* min-heap over non-empty sources */
-	uint32_t src_heap_len;
-	struct qent *strag;	/* straggler heap */
-	uint32_t strag_len, strag_cap;
-	struct slab slab;
-	uint64_t seq;
-	int emitted_any;
-	int limit_valid;
-	uint32_t strag_hwm;
-	uint32_t flushes_since_trim;
-	uint64_t live_hwm;	/* largest mem_bytes since the last trim */
-	/* Allocated since perfclock_queue_new(): held to the cap. */
-	uint64_t retained;
-
-	struct perfclock_queue_stats st;
-};
+#include "queue_internal.h"
 
 PERFCLOCK_API void
 perfclock_queue_config_init(struct perfclock_queue_config *cfg)
@@ -136,112 +56,6 @@ perfclock_queue_config_init(struct perfclock_queue_config *cfg)
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->size = sizeof(*cfg);
 	cfg->mem_cap_bytes = PERFCLOCK_QUEUE_DEFAULT_MEM_CAP;
-}
-
-/* ---- slab ---- */
-
-static inline unsigned int slab_class(uint32_t size)
-{
-	if (size <= SLAB_FINE_MAX)
-		return size ? (size - 1) / 16 : 0;
-	/* smallest c with (1 KiB << (c - SLAB_FINE)) >= size */
-	return SLAB_FINE + (unsigned int)(32 - __builtin_clz(size - 1)) - 10;
-}
-
-static inline size_t class_size(unsigned int c)
-{
-	return c < SLAB_FINE ? (size_t)(c + 1) * 16 :
-		(size_t)1024 << (c - SLAB_FINE);
-}
-
-/* Data bytes of a chunk of class c: at least two slots above 1 KiB. */
-static size_t chunk_data(const struct slab *s, unsigned int c)
-{
-	size_t sz = class_size(c);
-	size_t min = c < SLAB_FINE ? sz : 2 * sz;
-
-	return s->chunk_base > min ? s->chunk_base : min;
-}
-
-static size_t chunk_bytes(const struct slab *s, unsigned int c)
-{
-	return SLAB_HDR + chunk_data(s, c);
-}
-
-static size_t chunk_slots(const struct slab *s, unsigned int c)
-{
-	return chunk_data(s, c) / class_size(c);
-}
-
-/* A new chunk of class c on list *head, its slots on free list *fl. */
-static int chunk_new(const struct slab *s, unsigned int c,
-		     struct slab_chunk **head, void **fl)
-{
-	size_t sz = class_size(c), n = chunk_slots(s, c), i;
-	struct slab_chunk *ch = malloc(chunk_bytes(s, c));
-	unsigned char *p;
-
-	if (!ch)
-		return -ENOMEM;
-	ch->next = *head;
-	*head = ch;
-	p = (unsigned char *)ch + SLAB_HDR;
-	for (i = n; i-- > 0;) {
-		void **slot = (void **)(p + i * sz);
-
-		*slot = *fl;
-		*fl = slot;
-	}
-	return 0;
-}
-
-static void chunks_free(struct slab_chunk *ch)
-{
-	struct slab_chunk *next;
-
-	for (; ch; ch = next) {
-		next = ch->next;
-		free(ch);
-	}
-}
-
-static void *slab_alloc(struct perfclock_queue *q, unsigned int c)
-{
-	struct slab *s = &q->slab;
-	void **slot;
-
-	if (!s->free[c]) {
-		if (chunk_new(s, c, &s->chunks[c], &s->free[c]))
-			return NULL;
-		s->nchunks[c]++;
-		s->bytes += chunk_bytes(s, c);
-		q->retained += chunk_bytes(s, c);
-	}
-	slot = s->free[c];
-	s->free[c] = *slot;
-	s->used[c]++;
-	return slot;
-}
-
-static void slab_free(struct slab *s, unsigned int c, void *p)
-{
-	*(void **)p = s->free[c];
-	s->free[c] = p;
-	s->used[c]--;
-}
-
-static void slab_destroy(struct slab *s)
-{
-	unsigned int c;
-
-	for (c = 0; c < SLAB_CLASSES; c++) {
-		chunks_free(s->chunks[c]);
-		s->chunks[c] = NULL;
-		s->free[c] = NULL;
-		s->nchunks[c] = 0;
-		s->used[c] = 0;
-	}
-	s->bytes = 0;
 }
 
 /* ---- ordering ---- */
@@ -293,13 +107,6 @@ static void src_heap_down(struct perfclock_queue *q, uint32_t pos,
 	hp[pos] = *h;
 }
 
-static void retain(struct perfclock_queue *q, uint64_t add, uint64_t sub)
-{
-	q->retained = q->retained + add - sub;
-	if (q->retained > q->st.mem_retained_peak_bytes)
-		q->st.mem_retained_peak_bytes = q->retained;
-}
-
 static int strag_push(struct perfclock_queue *q, const struct qent *e)
 {
 	uint32_t pos;
@@ -310,8 +117,8 @@ static int strag_push(struct perfclock_queue *q, const struct qent *e)
 
 		if (!n)
 			return -ENOMEM;
-		retain(q, (uint64_t)cap * sizeof(*n),
-		       (uint64_t)q->strag_cap * sizeof(*n));
+		perfclock_queue__retain(q, (uint64_t)cap * sizeof(*n),
+					(uint64_t)q->strag_cap * sizeof(*n));
 		q->strag = n;
 		q->strag_cap = cap;
 	}
@@ -370,8 +177,8 @@ static int fifo_push(struct perfclock_queue *q, uint32_t i,
 		for (k = 0; k < s->count; k++)
 			n[k] = s->fifo[(s->head + k) & (s->cap - 1)];
 		free(s->fifo);
-		retain(q, (uint64_t)cap * sizeof(*n),
-		       (uint64_t)s->cap * sizeof(*n));
+		perfclock_queue__retain(q, (uint64_t)cap * sizeof(*n),
+					(uint64_t)s->cap * sizeof(*n));
 		s->fifo = n;
 		s->cap = cap;
 		s->head = 0;
@@ -449,8 +256,9 @@ static uint64_t ent_mem(const struct perfclock_queue *q, uint32_t size)
 static void release(struct perfclock_queue *q, const struct qent *e)
 {
 	if (!(q->cfg.flags & PERFCLOCK_QUEUE_NOCOPY) && e->data)
-		slab_free(&q->slab, slab_class(e->size ? e->size : 1),
-			  (void *)e->data);
+		perfclock_queue__slab_free(&q->slab,
+					   slab_class(e->size ? e->size : 1),
+					   (void *)e->data);
 	q->st.mem_bytes -= ent_mem(q, e->size);
 	q->st.queued--;
 }
@@ -474,7 +282,7 @@ static int deliver(struct perfclock_queue *q, const struct qent *e,
 }
 
 /* Emit the minimum in order. 1 if emitted, 0 if empty, <0 callback. */
-static int emit_one(struct perfclock_queue *q, uint32_t flags)
+int perfclock_queue__emit_one(struct perfclock_queue *q, uint32_t flags)
 {
 	struct qent e;
 	int ret;
@@ -490,252 +298,6 @@ static int emit_one(struct perfclock_queue *q, uint32_t flags)
 	ret = deliver(q, &e, flags, 0);
 	release(q, &e);
 	return ret ? ret : 1;
-}
-
-/* ---- giving memory back ---- */
-
-static uint32_t pow2_at_least(uint32_t n)
-{
-	uint32_t c = FIFO_MIN;
-
-	while (c < n && c < (1u << 31))
-		c *= 2;
-	return c;
-}
-
-/* Resize a source's FIFO to cap (>= its count; 0 frees an empty one). */
-static void fifo_resize(struct perfclock_queue *q, struct qsrc *s,
-			uint32_t cap)
-{
-	struct qent *n = NULL;
-	uint32_t k;
-
-	if (cap) {
-		n = malloc(cap * sizeof(*n));
-		if (!n)
-			return;		/* keep the larger one */
-		for (k = 0; k < s->count; k++)
-			n[k] = s->fifo[(s->head + k) & (s->cap - 1)];
-	}
-	free(s->fifo);
-	retain(q, (uint64_t)cap * sizeof(*n), (uint64_t)s->cap * sizeof(*n));
-	s->fifo = n;
-	s->cap = cap;
-	s->head = 0;
-}
-
-static void strag_resize(struct perfclock_queue *q, uint32_t cap)
-{
-	struct qent *n = NULL;
-
-	if (cap) {
-		n = realloc(q->strag, cap * sizeof(*n));
-		if (!n)
-			return;
-	} else {
-		free(q->strag);
-	}
-	retain(q, (uint64_t)cap * sizeof(*n),
-	       (uint64_t)q->strag_cap * sizeof(*n));
-	q->strag = n;
-	q->strag_cap = cap;
-}
-
-static void move_copy(struct perfclock_queue *q, struct qent *e,
-		      const unsigned char *moving, void **nfree)
-{
-	unsigned int c;
-	void **slot;
-
-	if (!e->data)
-		return;
-	c = slab_class(e->size ? e->size : 1);
-	if (!moving[c])
-		return;
-	slot = nfree[c];
-	nfree[c] = *slot;
-	memcpy(slot, e->data, e->size);
-	e->data = slot;
-	(void)q;
-}
-
-/*
- * The slab: free the chunks of classes with nothing in use; move the
- * copies of a class that holds more chunks than it needs (more than one
- * spare unless tight) into just enough new ones. Nothing moves if the
- * new chunks cannot be allocated.
- */
-static void slab_compact(struct perfclock_queue *q, int tight)
-{
-	struct slab *s = &q->slab;
-	struct slab_chunk *nch[SLAB_CLASSES] = { NULL };
-	void *nfree[SLAB_CLASSES] = { NULL };
-	unsigned char moving[SLAB_CLASSES] = { 0 };
-	uint32_t need[SLAB_CLASSES] = { 0 }, i, k;
-	unsigned int c;
-	int any = 0;
-
-	for (c = 0; c < SLAB_CLASSES; c++) {
-		uint32_t per, n;
-
-		if (!s->nchunks[c])
-			continue;
-		if (!s->used[c]) {
-			chunks_free(s->chunks[c]);
-			retain(q, 0, (uint64_t)s->nchunks[c] * chunk_bytes(s, c));
-			s->bytes -= (uint64_t)s->nchunks[c] * chunk_bytes(s, c);
-			s->chunks[c] = NULL;
-			s->free[c] = NULL;
-			s->nchunks[c] = 0;
-			continue;
-		}
-		per = (uint32_t)chunk_slots(s, c);
-		n = (s->used[c] + per - 1) / per;
-		if (s->nchunks[c] <= n + (tight ? 0 : 1))
-			continue;
-		for (k = 0; k < n; k++)
-			if (chunk_new(s, c, &nch[c], &nfree[c]))
-				break;
-		if (k < n) {
-			chunks_free(nch[c]);
-			nch[c] = NULL;
-			nfree[c] = NULL;
-			continue;
-		}
-		need[c] = n;
-		moving[c] = 1;
-		any = 1;
-	}
-	if (!any)
-		return;
-	if (!(q->cfg.flags & PERFCLOCK_QUEUE_NOCOPY)) {
-		for (i = 0; i < q->cfg.nr_sources; i++) {
-			struct qsrc *src = &q->src[i];
-
-			for (k = 0; k < src->count; k++)
-				move_copy(q, &src->fifo[(src->head + k) &
-							(src->cap - 1)],
-					  moving, nfree);
-		}
-		for (k = 0; k < q->strag_len; k++)
-			move_copy(q, &q->strag[k], moving, nfree);
-	}
-	for (c = 0; c < SLAB_CLASSES; c++) {
-		uint64_t cb = chunk_bytes(s, c);
-
-		if (!moving[c])
-			continue;
-		chunks_free(s->chunks[c]);
-		retain(q, (uint64_t)need[c] * cb, (uint64_t)s->nchunks[c] * cb);
-		s->bytes = s->bytes + (uint64_t)need[c] * cb -
-			   (uint64_t)s->nchunks[c] * cb;
-		s->chunks[c] = nch[c];
-		s->free[c] = nfree[c];
-		s->nchunks[c] = need[c];
-	}
-}
-
-/*
- * Give back what the queue does not need. tight: down to its contents
- * (empty arrays freed); else down to twice what each array held since
- * the last trim.
- */
-static void trim(struct perfclock_queue *q, int tight)
-{
-	uint32_t i, want;
-
-	for (i = 0; i < q->cfg.nr_sources; i++) {
-		struct qsrc *s = &q->src[i];
-
-		if (tight)
-			want = s->count ? pow2_at_least(s->count) : 0;
-		else
-			want = pow2_at_least(s->hwm > s->count ?
-					     2 * s->hwm : 2 * s->count);
-		if (want < s->cap)
-			fifo_resize(q, s, want);
-		s->hwm = s->count;
-	}
-	if (tight)
-		want = q->strag_len ? pow2_at_least(q->strag_len) : 0;
-	else
-		want = pow2_at_least(2 * (q->strag_hwm > q->strag_len ?
-					  q->strag_hwm : q->strag_len));
-	if (want < q->strag_cap)
-		strag_resize(q, want);
-	q->strag_hwm = q->strag_len;
-	slab_compact(q, tight);
-	q->live_hwm = q->st.mem_bytes;
-	q->flushes_since_trim = 0;
-}
-
-/* After a flush: give memory back when usage has dropped for a while. */
-static void maybe_trim(struct perfclock_queue *q)
-{
-	uint64_t slack = q->cfg.mem_cap_bytes / 16;
-
-	if (++q->flushes_since_trim < TRIM_PERIOD)
-		return;
-	if (slack < SLAB_CHUNK)
-		slack = SLAB_CHUNK;
-	if (q->retained > 2 * q->live_hwm + slack) {
-		trim(q, 0);
-	} else {
-		uint32_t i;
-
-		for (i = 0; i < q->cfg.nr_sources; i++)
-			q->src[i].hwm = q->src[i].count;
-		q->strag_hwm = q->strag_len;
-		q->live_hwm = q->st.mem_bytes;
-		q->flushes_since_trim = 0;
-	}
-}
-
-/* What pushing this event would allocate. */
-static uint64_t push_growth(const struct perfclock_queue *q,
-			    const struct qsrc *s, uint64_t time, uint32_t size)
-{
-	uint64_t g = 0;
-
-	if (!(q->cfg.flags & PERFCLOCK_QUEUE_NOCOPY) && size &&
-	    !q->slab.free[slab_class(size)])
-		g += chunk_bytes(&q->slab, slab_class(size));
-	if (s->count && time < s->fifo[(s->head + s->count - 1) &
-				       (s->cap - 1)].time) {
-		if (q->strag_len == q->strag_cap)
-			g += (uint64_t)(q->strag_cap ? q->strag_cap : FIFO_MIN) *
-			     sizeof(struct qent);
-	} else if (s->count == s->cap) {
-		g += (uint64_t)(s->cap ? s->cap : FIFO_MIN) *
-		     sizeof(struct qent);
-	}
-	return g;
-}
-
-/*
- * The cap: until what the queue has allocated plus what this push needs
- * fits, give back what is unused, then emit the oldest (FORCED), a
- * quarter of the queue at a time. An empty queue takes the event
- * whatever it needs. <0: a callback failed (the forced flush stops).
- */
-static int make_room(struct perfclock_queue *q, const struct qsrc *s,
-		     uint64_t time, uint32_t size)
-{
-	uint64_t cap = q->cfg.mem_cap_bytes, target;
-	int ret;
-
-	for (;;) {
-		trim(q, 1);
-		if (!q->st.queued ||
-		    q->retained + push_growth(q, s, time, size) <= cap)
-			return 0;
-		target = q->st.mem_bytes - q->st.mem_bytes / 4;
-		while (q->st.queued && q->st.mem_bytes > target) {
-			ret = emit_one(q, PERFCLOCK_EVENT_FORCED);
-			if (ret < 0)
-				return ret;
-		}
-	}
 }
 
 /* ---- public ---- */
@@ -785,7 +347,7 @@ PERFCLOCK_API void perfclock_queue_free(struct perfclock_queue *q)
 	free(q->src);
 	free(q->src_heap);
 	free(q->strag);
-	slab_destroy(&q->slab);
+	perfclock_queue__slab_destroy(&q->slab);
 	free(q);
 }
 
@@ -842,14 +404,15 @@ PERFCLOCK_API int perfclock_queue_push(struct perfclock_queue *q,
 
 	/*
 	 * Memory cap: what the queue allocates, this push included, stays
-	 * within it (make_room()). A callback that fails stops the forced
-	 * flush, not the push: the event is queued (over the cap by this
-	 * one) and the callback's error returned.
+	 * within it (perfclock_queue__make_room(), queue_mem.c). A callback
+	 * that fails stops the forced flush, not the push: the event is
+	 * queued (over the cap by this one) and the callback's error
+	 * returned.
 	 */
 	need = ent_mem(q, size);
-	if (q->retained + push_growth(q, s, time, size) > q->cfg.mem_cap_bytes &&
-	    q->st.queued)
-		cb_err = make_room(q, s, time, size);
+	if (q->retained + perfclock_queue__push_growth(q, s, time, size) >
+	    q->cfg.mem_cap_bytes && q->st.queued)
+		cb_err = perfclock_queue__make_room(q, s, time, size);
 	/* The forced flush may have made this event late. */
 	if (q->emitted_any && time < q->st.last_emitted) {
 		q->seq++;
@@ -859,7 +422,7 @@ PERFCLOCK_API int perfclock_queue_push(struct perfclock_queue *q,
 
 	/* Nothing changes before here if memory runs out. */
 	if (!(q->cfg.flags & PERFCLOCK_QUEUE_NOCOPY) && size) {
-		void *copy = slab_alloc(q, slab_class(size));
+		void *copy = perfclock_queue__slab_alloc(q, slab_class(size));
 
 		if (!copy)
 			return -ENOMEM;
@@ -876,7 +439,8 @@ PERFCLOCK_API int perfclock_queue_push(struct perfclock_queue *q,
 		ret = fifo_push(q, source, &e);
 	if (ret) {
 		if (!(q->cfg.flags & PERFCLOCK_QUEUE_NOCOPY) && e.data)
-			slab_free(&q->slab, slab_class(size), (void *)e.data);
+			perfclock_queue__slab_free(&q->slab, slab_class(size),
+						   (void *)e.data);
 		return ret;
 	}
 	q->seq++;
@@ -905,12 +469,12 @@ PERFCLOCK_API int64_t perfclock_queue_flush_until(struct perfclock_queue *q,
 	q->limit_valid = 1;
 	/* Strictly below: a record stamped at the limit may be in flight. */
 	while (peek_min(q, &t) && t < limit) {
-		ret = emit_one(q, 0);
+		ret = perfclock_queue__emit_one(q, 0);
 		if (ret < 0)
 			return ret;
 		n++;
 	}
-	maybe_trim(q);
+	perfclock_queue__maybe_trim(q);
 	return n;
 }
 
@@ -921,9 +485,9 @@ PERFCLOCK_API int64_t perfclock_queue_flush_all(struct perfclock_queue *q)
 
 	if (!q)
 		return -EINVAL;
-	while ((ret = emit_one(q, 0)) == 1)
+	while ((ret = perfclock_queue__emit_one(q, 0)) == 1)
 		n++;
-	maybe_trim(q);
+	perfclock_queue__maybe_trim(q);
 	return ret < 0 ? ret : n;
 }
 

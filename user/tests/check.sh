@@ -127,8 +127,11 @@ if [ -z "$bad" ] && [ "$nexp" -gt 10 ]; then
 else
 	result not-ok "abi: symbols exported without the perfclock_ prefix: $bad"
 fi
-internal=$(nm -D --defined-only "$B/libperfclock.so" | awk '$3 ~ /^perfclock__/')
-[ -z "$internal" ] && result ok "abi: internal perfclock__ helpers stay hidden" ||
+# The library's own cross-file helpers are <struct>__<verb> (libperfclock.h).
+internal=$(nm -D --defined-only "$B/libperfclock.so" | awk '$3 ~ /^perfclock_[a-z_]*__/')
+nhid=$(nm -g --defined-only "$B/libperfclock.a" | awk '$3 ~ /^perfclock_[a-z_]*__/' | wc -l)
+[ -z "$internal" ] && [ "$nhid" -gt 0 ] &&
+	result ok "abi: internal perfclock_<struct>__ helpers stay hidden ($nhid)" ||
 	result not-ok "abi: internal helpers exported: $internal"
 
 # ---- headers from C and C++ ----

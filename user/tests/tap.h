@@ -10,7 +10,11 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-static int tap_passed, tap_failed;
+/*
+ * One pair of counters per program, even one built from several files
+ * (test_unit, test_device): weak definitions, merged by the linker.
+ */
+__attribute__((weak)) int tap_passed, tap_failed;
 
 __attribute__((format(printf, 2, 3), unused))
 static int tap_ok(int cond, const char *fmt, ...)

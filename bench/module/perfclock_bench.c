@@ -42,9 +42,9 @@
 #include <unistd.h>
 #include <linux/perf_event.h>
 
-#include "../module/perfclock_ioctl.h"
-#include "../user/perfclock_page.h"
-#include "../user/libperfclock.h"
+#include "../../module/perfclock_ioctl.h"
+#include "../../user/perfclock_page.h"
+#include "../../user/libperfclock.h"
 
 #define ROUNDS	7
 

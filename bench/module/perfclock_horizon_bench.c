@@ -30,8 +30,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../module/perfclock_ioctl.h"
-#include "../user/perfclock_page.h"
+#include "../../module/perfclock_ioctl.h"
+#include "../../user/perfclock_page.h"
 
 #define MAX_CPUS	64
 #define MAX_SAMPLES	200000

@@ -1,0 +1,319 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * Unit tests of libperfclock.c (part of test_unit): the clock backends'
+ * host-testable paths, the page reader on a fake page, and the estimated
+ * horizon of a clockid clock without the module.
+ */
+#include <errno.h>
+#include <malloc.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <linux/perf_event.h>
+
+#include "libperfclock.h"
+#include "perfclock_page.h"
+#include "tap.h"
+#include "unit.h"
+
+/* ------------------------------------------------------------------ */
+/* Clock                                                               */
+/* ------------------------------------------------------------------ */
+
+void test_open_errors(void)
+{
+	struct perfclock *c;
+	struct stat st;
+
+	errno = 0;
+	c = perfclock_open("/nonexistent/perfclock");
+	tap_ok(!c && errno == ENOENT,
+	       "clock: open of a missing path fails with ENOENT (errno %d)",
+	       errno);
+
+	if (stat(PERFCLOCK_DEFAULT_PATH, &st) == 0) {
+		tap_skip("clock: open(NULL) without the module # SKIP %s exists",
+			 PERFCLOCK_DEFAULT_PATH);
+	} else {
+		errno = 0;
+		c = perfclock_open(NULL);
+		tap_ok(!c && errno == ENOENT,
+		       "clock: open(NULL) without the module fails with ENOENT (errno %d)",
+		       errno);
+	}
+
+	{
+		static const struct { const char *path, *what; } not_dev[] = {
+			{ "/dev/null", "/dev/null" },
+			{ "/dev/zero", "/dev/zero" },
+			{ "/proc/self/status", "a regular file" },
+			{ "/", "a directory" },
+		};
+		size_t k;
+
+		for (k = 0; k < sizeof(not_dev) / sizeof(not_dev[0]); k++) {
+			errno = 0;
+			c = perfclock_open(not_dev[k].path);
+			tap_ok(!c && errno == ENOTTY,
+			       "clock: %s is not a perfclock device: ENOTTY (errno %d)",
+			       not_dev[k].what, errno);
+		}
+	}
+
+	{
+		char fifo[] = "/tmp/perfclock-test-fifo-XXXXXX";
+		int fd = mkstemp(fifo);
+
+		if (fd >= 0) {
+			close(fd);
+			unlink(fifo);
+		}
+		if (fd >= 0 && mkfifo(fifo, 0600) == 0) {
+			errno = 0;
+			c = perfclock_open(fifo);
+			tap_ok(!c && errno == ENOTTY,
+			       "clock: a FIFO is refused (ENOTTY) without blocking the open");
+			unlink(fifo);
+		} else {
+			tap_skip("clock: FIFO # SKIP cannot create a FIFO in /tmp");
+		}
+	}
+
+	errno = 0;
+	c = perfclock_open_clockid(CLOCK_PROCESS_CPUTIME_ID);
+	tap_ok(!c && errno == EINVAL,
+	       "clock: clockid backend refuses a clock perf cannot stamp with");
+	tap_ok(perfclock_read(NULL, NULL) == -EINVAL &&
+	       perfclock_read_ioctl(NULL, NULL) == -EINVAL &&
+	       perfclock_read_lower_bound(NULL, NULL) == -EINVAL,
+	       "clock: NULL arguments give -EINVAL");
+	perfclock_close(NULL);
+}
+
+static uint64_t mono_ns(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+struct mono_arg {
+	struct perfclock *c;
+	int backwards;
+	int errors;
+};
+
+static void *mono_thread(void *p)
+{
+	struct mono_arg *a = p;
+	uint64_t prev = 0, v;
+	int i;
+
+	for (i = 0; i < 200000; i++) {
+		if (perfclock_read(a->c, &v)) {
+			a->errors++;
+			continue;
+		}
+		if (v < prev)
+			a->backwards++;
+		prev = v;
+	}
+	return NULL;
+}
+
+void test_clockid_backend(void)
+{
+	struct perfclock_clock_info info;
+	struct perf_event_attr attr;
+	struct mono_arg a[2];
+	pthread_t th[2];
+	uint64_t lo, v, hi, lb;
+	struct perfclock *c;
+	int i, bad;
+
+	c = perfclock_open_clockid(CLOCK_MONOTONIC);
+	if (!tap_ok(c != NULL, "clock: clockid backend opens CLOCK_MONOTONIC"))
+		return;
+
+	lo = mono_ns(CLOCK_MONOTONIC);
+	tap_ok(perfclock_read(c, &v) == 0, "clock: clockid read succeeds");
+	hi = mono_ns(CLOCK_MONOTONIC);
+	tap_ok(lo <= v && v <= hi,
+	       "clock: clockid read is bracketed by clock_gettime (%llu <= %llu <= %llu)",
+	       (unsigned long long)lo, (unsigned long long)v,
+	       (unsigned long long)hi);
+
+	bad = 0;
+	for (i = 0; i < 10000; i++) {
+		if (perfclock_read_lower_bound(c, &lb) ||
+		    perfclock_read(c, &v) || lb > v)
+			bad++;
+	}
+	tap_ok(bad == 0,
+	       "clock: lower bound never exceeds a later exact read (%d violations)",
+	       bad);
+	tap_ok(perfclock_read_ioctl(c, &v) == -EOPNOTSUPP,
+	       "clock: ioctl read on the clockid backend is -EOPNOTSUPP");
+
+	memset(&info, 0xff, sizeof(info));
+	tap_ok(perfclock_get_info(c, &info) == 0 &&
+	       info.backend == PERFCLOCK_BACKEND_CLOCKID &&
+	       info.clockid == CLOCK_MONOTONIC && info.skew_estimate_ns == 0 &&
+	       (info.flags & PERFCLOCK_CLOCK_GLOBAL) &&
+	       !(info.flags & PERFCLOCK_CLOCK_SETTABLE),
+	       "clock: info of CLOCK_MONOTONIC: clockid backend, global, zero skew");
+
+	memset(&attr, 0, sizeof(attr));
+	tap_ok(perfclock_check_attr(c, &attr) == -EINVAL,
+	       "clock: attr without use_clockid is detected as the wrong clock");
+	attr.use_clockid = 1;
+	attr.clockid = CLOCK_MONOTONIC_RAW;
+	tap_ok(perfclock_check_attr(c, &attr) == -EINVAL,
+	       "clock: attr with another clockid is detected as the wrong clock");
+	memset(&attr, 0, sizeof(attr));
+	perfclock_fill_attr(c, &attr);
+	tap_ok(attr.use_clockid == 1 && attr.clockid == CLOCK_MONOTONIC &&
+	       perfclock_check_attr(c, &attr) == 0,
+	       "clock: fill_attr makes an attr that check_attr accepts");
+
+	for (i = 0; i < 2; i++) {
+		a[i].c = c;
+		a[i].backwards = a[i].errors = 0;
+		pthread_create(&th[i], NULL, mono_thread, &a[i]);
+	}
+	for (i = 0; i < 2; i++)
+		pthread_join(th[i], NULL);
+	tap_ok(!a[0].backwards && !a[1].backwards && !a[0].errors &&
+	       !a[1].errors,
+	       "clock: concurrent reads from 2 threads are monotonic per thread");
+	perfclock_close(c);
+
+	c = perfclock_open_clockid(CLOCK_REALTIME);
+	tap_ok(c && perfclock_get_info(c, &info) == 0 &&
+	       (info.flags & PERFCLOCK_CLOCK_SETTABLE),
+	       "clock: CLOCK_REALTIME is flagged as settable");
+	perfclock_close(c);
+	c = perfclock_open_clockid(CLOCK_MONOTONIC_RAW);
+	tap_ok(c && perfclock_read_lower_bound(c, &lb) == 0 &&
+	       perfclock_read(c, &v) == 0 && lb <= v,
+	       "clock: CLOCK_MONOTONIC_RAW (no coarse variant) lower bound <= read");
+	perfclock_close(c);
+}
+
+/* The page reader from perfclock_page.h on a fake page. */
+void test_page_reader(void)
+{
+	static struct perfclock_page pg;
+	struct perfclock_page_sample s;
+	uint64_t ns, tsc0, tsc1;
+
+	memset(&pg, 0, sizeof(pg));
+	pg.seq = 1;	/* writer in progress forever */
+	tap_ok(perfclock_page_sample(&pg, &s) == -EAGAIN,
+	       "page: a page stuck mid-update gives -EAGAIN after bounded retries");
+	tap_ok(perfclock_page_horizon(&pg, PERFCLOCK_HORIZON_PERF_CLOCK, &ns) == -EAGAIN,
+	       "page: the horizon of a page stuck mid-update gives -EAGAIN");
+	pg.seq = 2;
+	pg.horizon_ns = 777;
+	pg.horizon_clockid_ns[CLOCK_MONOTONIC] = 888;
+	pg.horizon_clockids = 1U << CLOCK_MONOTONIC;
+	tap_ok(perfclock_page_horizon(&pg, PERFCLOCK_HORIZON_PERF_CLOCK, &ns) == -EOPNOTSUPP &&
+	       perfclock_page_horizon(&pg, CLOCK_MONOTONIC, &ns) == -EOPNOTSUPP,
+	       "page: without HORIZON_VALID the page offers no horizon (caller takes the ioctl)");
+	pg.flags = PERFCLOCK_PAGE_HORIZON_VALID;
+	ns = 0;
+	tap_ok(perfclock_page_horizon(&pg, PERFCLOCK_HORIZON_PERF_CLOCK, &ns) == 0 && ns == 777,
+	       "page: HORIZON_VALID: perf_clock()'s horizon is horizon_ns");
+	ns = 0;
+	tap_ok(perfclock_page_horizon(&pg, CLOCK_MONOTONIC, &ns) == 0 && ns == 888 &&
+	       perfclock_page_horizon(&pg, CLOCK_BOOTTIME, &ns) == -EOPNOTSUPP &&
+	       perfclock_page_horizon(&pg, 40, &ns) == -EOPNOTSUPP,
+	       "page: a clockid's horizon only when its bit of horizon_clockids is set");
+	pg.flags = 0;
+	pg.coarse_ns = 12345;
+	tap_ok(perfclock_page_read_now(&pg, &ns) == -EOPNOTSUPP &&
+	       perfclock_page_sample(&pg, &s) == 0 && s.coarse_ns == 12345,
+	       "page: without TSC_VALID read_now refuses, coarse value still served");
+#if defined(__x86_64__) || defined(__i386__)
+	pg.flags = PERFCLOCK_PAGE_TSC_VALID;
+	pg.tsc_mult = 1u << 10;	/* 1 ns per tick */
+	pg.tsc_shift = 10;
+	pg.tsc_offset = 0;
+	tsc0 = perfclock_rdtsc_ordered();
+	ns = 0;
+	tap_ok(perfclock_page_read_now(&pg, &ns) == 0, "page: TSC_VALID page serves now");
+	tsc1 = perfclock_rdtsc_ordered();
+	tap_ok(tsc0 <= ns && ns <= tsc1,
+	       "page: conversion with mult=1<<shift is the TSC itself, bracketed");
+	pg.seq = 3;
+	tap_ok(perfclock_page_read_now(&pg, &ns) == -EAGAIN,
+	       "page: read_now on a page stuck mid-update gives -EAGAIN (bounded)");
+	pg.seq = 4;
+	pg.flags = 0;
+	tap_ok(perfclock_page_read_now(&pg, &ns) == -EOPNOTSUPP,
+	       "page: read_now without TSC_VALID is -EOPNOTSUPP (caller takes the ioctl)");
+#else
+	(void)tsc0;
+	(void)tsc1;
+	tap_skip("page: TSC conversion # SKIP not x86");
+#endif
+}
+
+
+/* ------------------------------------------------------------------ */
+/* The estimated horizon of a clockid clock without the module         */
+/* ------------------------------------------------------------------ */
+
+void test_horizon_estimate(void)
+{
+	struct perfclock_clock_info info;
+	struct perfclock *c;
+	uint64_t before, after, h, prev = 0, v;
+	struct stat st;
+	int i, back = 0, err = 0;
+
+	if (stat(PERFCLOCK_DEFAULT_PATH, &st) == 0) {
+		tap_skip("horizon: clockid estimate without the module # SKIP %s exists here (test_device covers it with a fake one)",
+			 PERFCLOCK_DEFAULT_PATH);
+		return;
+	}
+	c = perfclock_open_clockid(CLOCK_MONOTONIC);
+	if (!tap_ok(c != NULL, "horizon: clockid clock opens without the module"))
+		return;
+	before = mono_ns(CLOCK_MONOTONIC);
+	err = perfclock_horizon(c, &h);
+	after = mono_ns(CLOCK_MONOTONIC);
+	tap_ok(!err && h + PERFCLOCK_HORIZON_ESTIMATE_INFLIGHT_NS >= before &&
+	       h + PERFCLOCK_HORIZON_ESTIMATE_INFLIGHT_NS <= after,
+	       "horizon: without the module, clock_gettime minus the in-flight estimate (%llu ns)",
+	       (unsigned long long)PERFCLOCK_HORIZON_ESTIMATE_INFLIGHT_NS);
+	err = perfclock_get_info(c, &info);
+	tap_ok(!err && !(info.flags & PERFCLOCK_CLOCK_HORIZON_EXACT) &&
+	       info.inflight_estimate_ns == PERFCLOCK_HORIZON_ESTIMATE_INFLIGHT_NS &&
+	       info.horizon_age_ns >= PERFCLOCK_HORIZON_ESTIMATE_INFLIGHT_NS,
+	       "horizon: get_info says the horizon is an estimate (flag clear, allowance %llu ns, age %llu ns)",
+	       (unsigned long long)info.inflight_estimate_ns,
+	       (unsigned long long)info.horizon_age_ns);
+	tap_ok(perfclock_horizon_sync(c, 0, &v) == -EOPNOTSUPP &&
+	       perfclock_horizon_sync(c, PERFCLOCK_HORIZON_SYNC_EXPEDITED, &v) == -EOPNOTSUPP,
+	       "horizon: horizon_sync without the module is -EOPNOTSUPP");
+	tap_ok(perfclock_horizon_sync(c, 0x80, &v) == -EINVAL &&
+	       perfclock_horizon(NULL, &v) == -EINVAL &&
+	       perfclock_horizon(c, NULL) == -EINVAL,
+	       "horizon: bad arguments and unknown flags are -EINVAL");
+	for (i = 0; i < 20000; i++) {
+		err |= perfclock_horizon(c, &h);
+		back += h < prev;
+		prev = h;
+	}
+	tap_ok(!err && !back, "horizon: 20000 estimates never go down (%d steps back)",
+	       back);
+	perfclock_close(c);
+}
+
