@@ -28,7 +28,8 @@
 # debugfs (/sys/kernel/debug, best effort), tmpfs /tmp; busybox applets on
 # PATH; stdin is /dev/null; PERFCLOCK_REGIME=stable (tsc=reliable, after
 # the kernel's switch to the tsc clocksource) or unstable; shell helpers
-# in /lib/perfclock/guest-lib.sh (scripts/guest-lib.sh). After run.sh, /init writes
+# in /lib/perfclock/guest-lib.sh and tap-lib.sh (scripts/guest-lib.sh,
+# scripts/tap-lib.sh). After run.sh, /init writes
 #   PERFCLOCK-GUEST-DONE rc=<run.sh exit code>
 # to ttyS1 and powers off.
 #
@@ -134,7 +135,7 @@ fi
 cp -a "$payload" "$root/payload"
 chmod +x "$root/payload/run.sh"
 mkdir -p "$root/lib/perfclock"
-cp "$(dirname "$0")/guest-lib.sh" "$root/lib/perfclock/guest-lib.sh"
+cp "$(dirname "$0")/guest-lib.sh" "$(dirname "$0")/tap-lib.sh" "$root/lib/perfclock/"
 # After the base layout, so its files win; before /init, which stays ours.
 [ -z "$extra_root" ] || cp -a "$extra_root/." "$root/"
 if [ -n "$modules_from" ]; then
