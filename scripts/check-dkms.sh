@@ -16,7 +16,7 @@
 #   4. boots each flavour's /boot/vmlinuz-<kver> under QEMU (scripts/vm.sh),
 #      with tsc=reliable (stable sched_clock) and without (unstable), with
 #      the installed .ko and the host's modules.dep etc. at their real paths
-#      under /lib/modules/<kver>; the guest (scripts/dkms-guest.sh) loads it
+#      under /lib/modules/<kver>; the guest (scripts/guest/dkms.sh) loads it
 #      with modprobe, runs the selftests against it, and modprobe -r's it;
 #   5. scripts/dkms.sh remove (`make dkms-remove`): dkms remove --all, then
 #      checks that nothing is left: no /var/lib/dkms/perfclock, no
@@ -176,7 +176,7 @@ for f in $FLAVOURS; do
 	rm -rf "$g"
 	mkdir -p "$g/payload" "$g/root/lib/modules/$k/updates/dkms"
 	for t in $tests; do cp "build/selftests/$t" "$g/payload/"; done
-	cp scripts/dkms-guest.sh "$g/payload/run.sh"
+	cp scripts/guest/dkms.sh "$g/payload/run.sh"
 	cp VERSION "$g/payload/VERSION"
 	cp "/lib/modules/$k/updates/dkms/$name.ko" "$g/root/lib/modules/$k/updates/dkms/"
 	cp /lib/modules/"$k"/modules.* "$g/root/lib/modules/$k/"

@@ -26,7 +26,7 @@
 #   3. boots the guest (scripts/vm.sh, Debian's cloud kernel matching the
 #      headers, the module built from a private copy of module/) with
 #      tsc=reliable (stable sched_clock) and without (unstable), and in
-#      each runs scripts/perf-guest-run.sh: stock then patched perf trace
+#      each runs scripts/guest/perf.sh: stock then patched perf trace
 #      -a --sort-events on `perf bench sched messaging`, with the device
 #      backend (--perfclock) and with -k mono, and with the reader stopped
 #      by SIGSTOP;
@@ -249,7 +249,7 @@ stock_seen=0
 # field LINE NAME: the number after "NAME" in perf's "Sorted events:" line.
 num() { echo "$1" | sed -n "s/.* \([0-9][0-9.]*\) $2.*/\1/p"; }
 lag() { echo "$1" | sed -n "s/.*$2 \([0-9.]*\) ms.*/\1/p"; }
-# report WHERE REGIME FILE: the PERFRUN lines of one run of perf-guest-run.sh.
+# report WHERE REGIME FILE: the PERFRUN lines of one run of scripts/guest/perf.sh.
 report() {
 	local where=$1 regime=$2 file=$3 pairs sc be s p so po ev rule desc st
 	pairs=$(sed -n 's/^PERFRUN scenario=\([^ ]*\) backend=\([^ ]*\) .*/\1:\2/p' "$file" | sort -u)
@@ -288,7 +288,7 @@ if ! skip guest; then
 	result $st "module builds for $kver (private copy of module/)"
 	payload=$log/payload
 	mkdir -p "$payload"
-	cp scripts/perf-guest-run.sh "$payload/run.sh"
+	cp scripts/guest/perf.sh "$payload/run.sh"
 	cp "$stock_perf" "$payload/perf-stock"
 	cp "$patched_perf" "$payload/perf-patched"
 	cp "$snap/module/perfclock.ko" "$payload/"
@@ -322,7 +322,7 @@ if ! skip host; then
 	PERF_HOST=1 PERF_DIR=$top/$log/host PERF_STOCK=$stock_perf PERF_PATCHED=$patched_perf \
 		SCENARIOS="light:mono msg:mono stall:mono" LOOPS=2000 STALLS=3 RUN_TIMEOUT=120 \
 		STALL_LOAD="stress-ng --switch 2 --timeout ${HOST_SECONDS}s --quiet" \
-		timeout 900 sh scripts/perf-guest-run.sh > "$log/host.out" 2>&1
+		timeout 900 sh scripts/guest/perf.sh > "$log/host.out" 2>&1
 	st=$?
 	grep '^#' "$log/host.out"
 	result $st "host: perf sessions ran ($(( $(date +%s) - h0 )) s)"
