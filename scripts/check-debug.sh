@@ -5,8 +5,8 @@
 # debug kernel (KASAN, lockdep, UBSAN, kmemleak, DEBUG_VM, atomic-sleep
 # checks, hardened usercopy, fault injection).
 #
-#   1. installs what is missing (scripts/deps.sh, plus the kernel build
-#      tools: flex, bison, bc, libelf-dev);
+#   1. installs what is missing (scripts/deps.sh build vm lint debug: the
+#      kernel build tools are the debug group);
 #   2. builds a small x86_64 kernel from Debian's linux-source-6.1 tarball:
 #      `make tinyconfig` plus configs/debug-guest.config. The tree is cached
 #      outside the clone, in $PERFCLOCK_CACHE/debug-kernel/KEY, where KEY
@@ -69,18 +69,8 @@ TAP_PREFIX="debug: "
 echo "TAP version 13"
 
 # ---- packages ------------------------------------------------------------------
-st=0
-scripts/deps.sh build vm lint >&2 || st=1
-missing=()
-for pkg in flex bison bc libelf-dev liburcu-dev; do
-	[ "$(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null)" = "install ok installed" ] ||
-		missing+=("$pkg")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-	echo "perfclock: installing ${missing[*]} (check-debug)" >&2
-	DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -q \
-		--no-install-recommends "${missing[@]}" </dev/null >&2 || st=1
-fi
+scripts/deps.sh build vm lint debug >&2
+st=$?
 result $st "packages installed"
 [ $st -eq 0 ] || finish
 

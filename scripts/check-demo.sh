@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # scripts/check-demo.sh — tests of user/demo_flush, as TAP lines
-# ("ok - ..." / "not ok - ...", "# ..." diagnostics) for scripts/check.sh
-# to number. Exit status: 0 if nothing failed.
+# (scripts/tap-lib.sh) for scripts/check.sh to renumber under "demo: ".
+# Exit status: 0 if nothing failed.
 #
 #   scripts/check-demo.sh [host] [errors] [guest]     (default: all three)
 #
@@ -29,15 +29,7 @@ cd "$(dirname "$0")/.."
 
 sections=${*:-host errors guest}
 want() { case " $sections " in *" $1 "*) return 0 ;; esac; return 1; }
-failed=0
-ok() { echo "ok - $*"; }
-nok() { echo "not ok - $*"; failed=$((failed + 1)); }
-check() { # check DESCRIPTION COMMAND...
-	local d=$1
-	shift
-	if "$@"; then ok "$d"; else nok "$d"; fi
-}
-skip() { echo "ok - $1 # SKIP $2"; }
+. scripts/tap-lib.sh
 
 out=build/check/demo
 rm -rf "$out" && mkdir -p "$out"
@@ -46,7 +38,7 @@ if ! { make --no-print-directory -C user build/libperfclock.a &&
        make --no-print-directory -C user build/demo_flush; } \
 	> "$out/build.log" 2>&1; then
 	sed 's/^/# /' "$out/build.log" | tail -20
-	nok "demo_flush builds"
+	result 1 "demo_flush builds"
 	exit 1
 fi
 # No compiler warning and no make warning (demo.mk once redefined the
@@ -73,7 +65,7 @@ check_json() {
 	local f=$1 where=$2 exact=$3 samples r pushed deliv bad=0 count lost lrec unacc e
 	samples=$(jtop "$f" samples)
 	if [ -z "$samples" ]; then
-		nok "$where: --json summary is readable"
+		result 1 "$where: --json summary is readable"
 		return
 	fi
 	check "$where: events were traced ($samples)" [ "$samples" -gt 0 ]
@@ -159,10 +151,10 @@ expect_status() {
 	shift 3
 	"$@" > "$out/err.out" 2> "$out/err.txt" || st=$?
 	if [ $st -eq "$want" ] && { [ -z "$pat" ] || grep -qE -e "$pat" "$out/err.txt"; }; then
-		ok "$d"
+		result 0 "$d"
 	else
 		echo "# exit $st (want $want), stderr: $(head -c 400 "$out/err.txt")"
-		nok "$d"
+		result 1 "$d"
 	fi
 }
 # expect_error DESCRIPTION PATTERN COMMAND...: fails with exit 1 and a
@@ -260,9 +252,9 @@ if want errors; then
 	nobody_bin=$(mktemp -d /tmp/demo-check.XXXXXX)
 	cp $bin "$nobody_bin/" && chmod 755 "$nobody_bin" "$nobody_bin/demo_flush"
 	if ! command -v setpriv >/dev/null; then
-		skip "error: no permission (as nobody)" "setpriv missing"
+		skip_result "error: no permission (as nobody)" "setpriv missing"
 	elif [ "$paranoid" -le 0 ]; then
-		skip "error: no permission (as nobody)" "perf_event_paranoid=$paranoid lets users trace CPUs"
+		skip_result "error: no permission (as nobody)" "perf_event_paranoid=$paranoid lets users trace CPUs"
 	else
 		expect_error "error: no permission for CPU-wide events names perf_event_paranoid (as nobody)" \
 			'no permission.*perf_event_paranoid = [0-9-]+' \
@@ -294,7 +286,7 @@ if want errors; then
 		}
 		check "tracefs not mounted: the fallback run traces context switches (exit $st)" fallback_ok
 	else
-		skip "error: tracefs not mounted" "unshare -m not permitted here"
+		skip_result "error: tracefs not mounted" "unshare -m not permitted here"
 	fi
 fi
 
@@ -303,10 +295,10 @@ if want guest; then
 	[ -n "${KDIR:-}" ] && [ -d "$KDIR" ] || KDIR=$(make -s --no-print-directory print-kdir)
 	kver=$(sed -n 's/^#define UTS_RELEASE "\(.*\)"$/\1/p' "$KDIR/include/generated/utsrelease.h" 2>/dev/null)
 	if [ -z "$kver" ] || [ ! -e "/boot/vmlinuz-$kver" ]; then
-		nok "guest: a kernel to boot (headers $KDIR, /boot/vmlinuz-$kver)"
+		result 1 "guest: a kernel to boot (headers $KDIR, /boot/vmlinuz-$kver)"
 	elif [ ! -f module/perfclock.ko ] &&
 	     ! make --no-print-directory KDIR="$KDIR" module > "$out/module.log" 2>&1; then
-		nok "guest: the module builds"
+		result 1 "guest: the module builds"
 	else
 		payload=build/guest/demo-check
 		rm -rf "$payload" && mkdir -p "$payload"

@@ -4,8 +4,8 @@
 # scripts/check-dkms.sh — what `make check-dkms` runs: perfclock through
 # DKMS on each Debian 12 kernel flavour, for real.
 #
-#   1. installs what is missing (dkms, dh-dkms, and the image and headers of
-#      every flavour), saying what it installs, or that nothing was missing;
+#   1. installs what is missing (scripts/deps.sh: dkms, dh-dkms, and the
+#      image and headers of every flavour), saying what it installs;
 #   2. builds the selftests the guest runs (make -C selftests, into
 #      build/selftests);
 #   3. scripts/dkms.sh install (what `make dkms-install` runs): dkms add,
@@ -49,13 +49,6 @@ out=build/dkms
 log=$out/log
 . scripts/tap-lib.sh
 
-check() {	# check DESCRIPTION COMMAND...: result of running COMMAND
-	local desc=$1
-	shift
-	"$@" >/dev/null 2>&1
-	result $? "$desc"
-}
-
 # Nothing of perfclock left in dkms, /usr/src or /lib/modules.
 check_nothing_left() {	# $1 prefixes the descriptions
 	local left
@@ -77,27 +70,12 @@ fi
 mkdir -p "$log"
 
 # ---- 1. packages ----------------------------------------------------------------
-pkgs=(dkms)
-[ "$DEB" = 0 ] || pkgs+=(dh-dkms debhelper dpkg-dev)
-for f in $FLAVOURS; do
-	pkgs+=("linux-image-$f" "linux-headers-$f")
-done
-missing=()
-for p in "${pkgs[@]}"; do
-	[ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)" = "install ok installed" ] ||
-		missing+=("$p")
-done
-st=0
-if [ ${#missing[@]} -eq 0 ]; then
-	echo "# packages: all ${#pkgs[@]} present (${pkgs[*]}); nothing installed"
-else
-	echo "# packages: installing ${missing[*]}"
-	{ apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
-		--no-install-recommends "${missing[@]}"; } </dev/null >"$log/apt.log" 2>&1 || st=$?
-	[ $st -eq 0 ] || tail -n 20 "$log/apt.log" | sed 's/^/# /'
-fi
 # The selftests need the kselftest harness (linux-source) and a compiler.
-scripts/deps.sh build vm lint >"$log/deps.log" 2>&1 || st=$?
+groups=(dkms build vm lint)
+[ "$DEB" = 0 ] || groups+=(dkms-deb)
+for f in $FLAVOURS; do groups+=("kernel:$f"); done
+scripts/deps.sh "${groups[@]}" >"$log/deps.log" 2>&1
+st=$?
 sed 's/^/# /' "$log/deps.log"
 result $st "setup: packages installed"
 [ $st -eq 0 ] || finish
