@@ -20,10 +20,10 @@
 #      (build/bench-demo/demo.png).
 set -uo pipefail
 cd "$(dirname "$0")/.."
+. scripts/vm-lib.sh
 
 scripts/deps.sh build vm user bench >&2 || exit 1
-[ -n "${KDIR:-}" ] && [ -d "$KDIR" ] || KDIR=$(make -s --no-print-directory print-kdir)
-kver=$(sed -n 's/^#define UTS_RELEASE "\(.*\)"$/\1/p' "$KDIR/include/generated/utsrelease.h")
+guest_kernel || exit 1
 make --no-print-directory KDIR="$KDIR" module >&2 || exit 1
 make --no-print-directory -C bench >&2 || exit 1
 make --no-print-directory -C selftests >&2 || exit 1
@@ -37,10 +37,8 @@ cp scripts/guest/bench.sh "$payload/run.sh"
 rc=0
 echo "== clock paths (guest, TCG: compare ratios within a regime only)"
 for regime in stable unstable; do
-	append=''
-	[ $regime = stable ] && append='tsc=reliable'
-	scripts/vm.sh --kernel "/boot/vmlinuz-$kver" --payload "$payload" \
-		--out "build/guest/bench-$regime" --append "$append" --timeout 600 || rc=1
+	boot $regime "build/guest/bench-$regime" --runs-for 300 --kernel "$VMLINUZ" \
+		--payload "$payload" || rc=1
 done
 
 echo "== clock paths natively (host, no module: the page's readers on a stand-in page)"

@@ -15,8 +15,8 @@
 #   3. builds the module against that tree (`make module KDIR=...`, on a
 #      copy of the sources, so a concurrent `make check` is not disturbed)
 #      and the selftests and the fuzzer (`make -C selftests`);
-#   4. boots it twice under QEMU (scripts/vm.sh), with tsc=reliable
-#      (stable sched_clock) and without (unstable), and in each runs
+#   4. boots it twice under QEMU (boot() in scripts/vm-lib.sh), once per
+#      clock regime (stable and unstable sched_clock), and in each runs
 #      scripts/guest/debug.sh:
 #        - the whole selftest suite (selftests/run.sh, as in `make check`),
 #        - the interface fuzzer (selftests/perfclock_fuzz.c) for
@@ -38,7 +38,8 @@
 #   FAULT_SWEEP      init (default): the fault sites under do_init_module;
 #                    full: every site of the load path (about 330 loads,
 #                    some minutes more)
-#   GUEST_TIMEOUT    seconds per boot (default FUZZ_SECONDS + 600)
+#   GUEST_TIMEOUT    seconds per boot on top of FUZZ_SECONDS (default
+#                    900, scripts/vm-lib.sh)
 #   PERFCLOCK_CACHE  cache root (default /var/cache/perfclock)
 #   JOBS             make -j for the kernel (default 2)
 #
@@ -56,7 +57,6 @@ JOBS=${JOBS:-2}
 FUZZ_SECONDS=${FUZZ_SECONDS:-60}
 FUZZ_SEED=${FUZZ_SEED:-$(date +%s)}
 FAULT_SWEEP=${FAULT_SWEEP:-init}
-GUEST_TIMEOUT=${GUEST_TIMEOUT:-$((FUZZ_SECONDS + 600))}
 # Bump when the way the kernel is built changes (not the fragment: that
 # is hashed itself).
 RECIPE=1
@@ -65,6 +65,7 @@ log=build/debug
 mkdir -p "$log"
 TAP_PREFIX="debug: "
 . scripts/tap-lib.sh
+. scripts/vm-lib.sh
 
 echo "TAP version 13"
 
@@ -163,17 +164,13 @@ cp scripts/guest/debug.sh "$payload/run.sh"
 # ---- the guests --------------------------------------------------------------------
 echo "# fuzzer: seed $FUZZ_SEED, $FUZZ_SECONDS s per boot"
 for regime in stable unstable; do
-	append='printk.devkmsg=on'
 	fault=0
-	if [ $regime = stable ]; then
-		append="$append tsc=reliable"
-		fault=1
-	fi
+	[ $regime = stable ] && fault=1
 	printf 'FUZZ_SEED=%s\nFUZZ_SECONDS=%s\nFAULT_INJECT=%s\nFAULT_SWEEP=%s\n' \
 		"$FUZZ_SEED" "$FUZZ_SECONDS" "$fault" "$FAULT_SWEEP" > "$payload/debug.env"
 	g_start=$(date +%s)
-	scripts/vm.sh --kernel "$bzimage" --payload "$payload" --out "$log/$regime" \
-		--append "$append" --mem 2048 --timeout "$GUEST_TIMEOUT" \
+	boot $regime "$log/$regime" --runs-for "$FUZZ_SECONDS" --kernel "$bzimage" \
+		--payload "$payload" --append printk.devkmsg=on --mem 2048 \
 		> "$log/guest-$regime.tap" 2> "$log/guest-$regime.err"
 	st=$?
 	before=$n

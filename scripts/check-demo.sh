@@ -19,7 +19,7 @@
 #           events by itself);
 #   guest   the same checks on a short run with --clock perfclock (the
 #           module: an exact horizon) in the test VM, once per clock regime
-#           (tsc=reliable and not; the guest runs
+#           (stable and unstable sched_clock; the guest runs
 #           scripts/guest/demo-check.sh), plus the no-device message for
 #           real before insmod.
 #
@@ -30,6 +30,7 @@ cd "$(dirname "$0")/.."
 sections=${*:-host errors guest}
 want() { case " $sections " in *" $1 "*) return 0 ;; esac; return 1; }
 . scripts/tap-lib.sh
+. scripts/vm-lib.sh
 
 out=build/check/demo
 rm -rf "$out" && mkdir -p "$out"
@@ -292,10 +293,8 @@ fi
 
 if want guest; then
 	echo "# === demo_flush in the test VM (--clock perfclock)"
-	[ -n "${KDIR:-}" ] && [ -d "$KDIR" ] || KDIR=$(make -s --no-print-directory print-kdir)
-	kver=$(sed -n 's/^#define UTS_RELEASE "\(.*\)"$/\1/p' "$KDIR/include/generated/utsrelease.h" 2>/dev/null)
-	if [ -z "$kver" ] || [ ! -e "/boot/vmlinuz-$kver" ]; then
-		result 1 "guest: a kernel to boot (headers $KDIR, /boot/vmlinuz-$kver)"
+	if ! guest_kernel; then
+		result 1 "guest: a kernel to boot (headers $KDIR, /boot/vmlinuz-$KVER)"
 	elif [ ! -f module/perfclock.ko ] &&
 	     ! make --no-print-directory KDIR="$KDIR" module > "$out/module.log" 2>&1; then
 		result 1 "guest: the module builds"
@@ -306,13 +305,10 @@ if want guest; then
 		printf '%s\n' "$PRINT_AWK" > "$payload/print.awk"
 		cp scripts/guest/demo-check.sh "$payload/run.sh"
 		for regime in stable unstable; do
-			append=''
-			[ $regime = stable ] && append='tsc=reliable'
 			log=$out/guest-$regime.log
 			st=0
-			scripts/vm.sh --kernel "/boot/vmlinuz-$kver" --payload "$payload" \
-				--out "build/guest/demo-check-$regime" --append "$append" \
-				--smp 2 --timeout "${GUEST_TIMEOUT:-120}" > "$log" 2> "$out/guest-$regime.err" || st=$?
+			boot $regime "build/guest/demo-check-$regime" --kernel "$VMLINUZ" \
+				--payload "$payload" --smp 2 > "$log" 2> "$out/guest-$regime.err" || st=$?
 			check "guest-$regime: the VM boots, runs the demo and stays clean (vm.sh status $st)" [ $st -eq 0 ]
 			[ $st -eq 0 ] || sed 's/^/# /' "$out/guest-$regime.err" | tail -8
 			grep '^# ' "$log"

@@ -13,11 +13,12 @@
 #      .ko is in /lib/modules/<kver>/updates/dkms with the tree's VERSION and
 #      the kernel's vermagic, and that depmod's index resolves perfclock to
 #      it; checks that dkms refuses a kernel below the supported minimum;
-#   4. boots each flavour's /boot/vmlinuz-<kver> under QEMU (scripts/vm.sh),
-#      with tsc=reliable (stable sched_clock) and without (unstable), with
-#      the installed .ko and the host's modules.dep etc. at their real paths
-#      under /lib/modules/<kver>; the guest (scripts/guest/dkms.sh) loads it
-#      with modprobe, runs the selftests against it, and modprobe -r's it;
+#   4. boots each flavour's /boot/vmlinuz-<kver> under QEMU (boot() in
+#      scripts/vm-lib.sh) in both clock regimes (stable and unstable
+#      sched_clock), with the installed .ko and the host's modules.dep etc.
+#      at their real paths under /lib/modules/<kver>; the guest
+#      (scripts/guest/dkms.sh) loads it with modprobe, runs the selftests
+#      against it, and modprobe -r's it;
 #   5. scripts/dkms.sh remove (`make dkms-remove`): dkms remove --all, then
 #      checks that nothing is left: no /var/lib/dkms/perfclock, no
 #      /usr/src/perfclock-*, no perfclock.ko and no modules.dep line under
@@ -28,7 +29,7 @@
 #
 # Environment: FLAVOURS (default "cloud-amd64 amd64 rt-amd64"), REGIMES
 # (default "stable unstable"), GUEST_TIMEOUT (seconds per boot, default
-# 300), DEB=0 to skip step 6.
+# 900, scripts/vm-lib.sh), DEB=0 to skip step 6.
 #
 # Output: TAP, one line per result, ending "N passed, N failed" and the
 # elapsed time; exit status non-zero if anything failed. Needs root. Leaves
@@ -42,12 +43,12 @@ top=$(pwd)
 
 FLAVOURS=${FLAVOURS:-cloud-amd64 amd64 rt-amd64}
 REGIMES=${REGIMES:-stable unstable}
-GUEST_TIMEOUT=${GUEST_TIMEOUT:-300}
 DEB=${DEB:-1}
 version=$(cat VERSION)
 out=build/dkms
 log=$out/log
 . scripts/tap-lib.sh
+. scripts/vm-lib.sh
 
 # Nothing of perfclock left in dkms, /usr/src or /lib/modules.
 check_nothing_left() {	# $1 prefixes the descriptions
@@ -159,12 +160,9 @@ for f in $FLAVOURS; do
 	cp "/lib/modules/$k/updates/dkms/$name.ko" "$g/root/lib/modules/$k/updates/dkms/"
 	cp /lib/modules/"$k"/modules.* "$g/root/lib/modules/$k/"
 	for regime in $REGIMES; do
-		append=''
-		[ "$regime" = stable ] && append=tsc=reliable
 		t=$(date +%s)
-		scripts/vm.sh --kernel "/boot/vmlinuz-$k" --payload "$g/payload" \
-			--extra-root "$g/root" --out "$g/$regime" --append "$append" \
-			--timeout "$GUEST_TIMEOUT" >"$log/guest-$f-$regime.tap" 2>"$log/guest-$f-$regime.err"
+		boot "$regime" "$g/$regime" --kernel "/boot/vmlinuz-$k" --payload "$g/payload" \
+			--extra-root "$g/root" >"$log/guest-$f-$regime.tap" 2>"$log/guest-$f-$regime.err"
 		st=$?
 		before=$n
 		collect "guest $f $regime" "$log/guest-$f-$regime.tap"

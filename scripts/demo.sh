@@ -29,16 +29,18 @@
 #   - the running kernel can load modules (/proc/modules exists, we are
 #     root, its headers are installed): build the module for it, load it,
 #     run the scenarios here (overcommit is skipped), unload it;
-#   - otherwise (or with --guest): boot the test VM (scripts/vm.sh, QEMU
-#     TCG) once per scenario and clock regime, with tsc=reliable (stable
-#     sched_clock) and without (unstable), running scripts/guest/demo.sh;
-#     demo_flush's status line is streamed out of the guest every 2 s. A boot takes ~30 s on top of
-#     the scenario's duration.
+#   - otherwise (or with --guest): boot the test VM (boot() in
+#     scripts/vm-lib.sh, QEMU TCG) once per scenario and clock regime
+#     (stable and unstable sched_clock), running scripts/guest/demo.sh;
+#     demo_flush's status line is streamed out of the guest every 2 s. A
+#     boot takes ~30 s on top of the scenario's duration; --timeout SEC
+#     bounds each (default: 900 s more than the duration).
 # The --json summaries are kept in DIR (default build/demo) as
 # REGIME-SCENARIO.json; scripts/demo-report.sh prints the table and a
 # verdict per regime from them (run at the end).
 set -uo pipefail
 cd "$(dirname "$0")/.."
+. scripts/vm-lib.sh
 
 scenarios=busy,bounded duration=10 perload=16 out=build/demo force_guest=0
 guest_timeout='' extra=()
@@ -124,15 +126,7 @@ fi
 
 # ---- in the test VM ----------------------------------------------------------
 scripts/deps.sh demo vm >&2 || exit 1
-[ -n "${KDIR:-}" ] && [ -d "$KDIR" ] || KDIR=$(make -s --no-print-directory print-kdir)
-kver=$(sed -n 's/^#define UTS_RELEASE "\(.*\)"$/\1/p' "$KDIR/include/generated/utsrelease.h" 2>/dev/null)
-vmlinuz=/boot/vmlinuz-$kver
-if [ -n "$kver" ] && [ ! -e "$vmlinuz" ]; then
-	echo "perfclock: installing linux-image-$kver (the guest kernel matching $KDIR)" >&2
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
-		"linux-image-$kver" </dev/null > "$out/apt.log" 2>&1 ||
-		{ tail -20 "$out/apt.log" >&2; exit 1; }
-fi
+guest_kernel || exit 1
 build_demo || exit 1
 make --no-print-directory -s KDIR="$KDIR" module >&2 || exit 1
 
@@ -148,8 +142,6 @@ guest_payload() { # DIR SCENARIO
 
 status=0 files=()
 for regime in stable unstable; do
-	append=''
-	[ $regime = stable ] && append='tsc=reliable'
 	for s in "${list[@]}"; do
 		read -r smp _ <<< "$(scenario "$s")"
 		tag=$regime-$s
@@ -159,8 +151,8 @@ for regime in stable unstable; do
 		echo "== test VM, $regime sched_clock, $smp vCPUs: scenario $s (${duration}s, $perload load threads per CPU)"
 		log=$out/guest-$tag.log
 		mkdir -p "$gout" && rm -f "$gout/payload.log"
-		scripts/vm.sh --kernel "$vmlinuz" --payload "$payload" --out "$gout" \
-			--append "$append" --smp "$smp" --timeout "${guest_timeout:-$((duration + 150))}" \
+		boot $regime "$gout" --runs-for "$duration" --kernel "$VMLINUZ" --payload "$payload" \
+			--smp "$smp" ${guest_timeout:+--timeout "$guest_timeout"} \
 			> "$log" 2> "$out/guest-$tag.err" &
 		vmpid=$!
 		# The guest's output as it comes (vm.sh prints it only at the end).
@@ -168,6 +160,7 @@ for regime in stable unstable; do
 			sed -u 's/\r//g; /^DEMO-JSON /d'
 		wait $vmpid
 		st=$?
+		grep '^# ' "$log"	# boot()'s notes: a boot that had to be retried
 		sed -n 's/^DEMO-JSON //p' "$log" > "$out/$tag.json"
 		if [ $st -ne 0 ]; then
 			echo "demo.sh: the $regime guest for $s failed (vm.sh status $st$([ -s "$out/$tag.json" ] && echo ', after its JSON was out')):" >&2
