@@ -70,7 +70,7 @@ boot() {
 			--timeout $(( ${GUEST_TIMEOUT:-900} + runs_for )) \
 			--boot-timeout "${BOOT_TIMEOUT:-300}" "$@" || st=$?
 		if [ "$st" -ne 2 ] || [ ! -f "$out/console.log" ] ||
-		   tr -d '\r' < "$out/console.log" | grep -aqF 'perfclock-init: running the payload'; then
+		   grep -aqF 'perfclock-init: running the payload' "$out/console.log"; then
 			break
 		fi
 		echo "# $regime guest ($out) never reached the payload (try $try of 2); console tail:"

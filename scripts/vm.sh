@@ -233,7 +233,8 @@ rm -f "$console_log" "$payload_log" "$qemu_log"
 : >"$payload_log"
 
 started='perfclock-init: running the payload'
-reached() { tr -d '\r' <"$console_log" | grep -aqF "$started"; }
+# grep the file itself: a pipe into grep -q dies of SIGPIPE under pipefail
+reached() { grep -aqF "$started" "$console_log"; }
 
 start=$(date +%s.%N)
 qemu_rc=0
