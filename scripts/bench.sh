@@ -7,7 +7,7 @@
 #      costs (bench/module/perfclock_horizon_bench.c), in one guest boot per
 #      clock regime, so that ratios within a boot compare paths, then the
 #      long liburcu stress runs (2 min of clock torture, 30 s per drain
-#      mode) in the same boot;
+#      mode) in the same boot (scripts/guest/bench.sh);
 #   2. the library's queue throughput (make -C user bench), on the host,
 #      and against perf's own util/ordered-events.c compiled from
 #      linux-source-6.1 (bench/perf-ordered-events/run.sh);
@@ -20,10 +20,10 @@
 #      (build/bench-demo/demo.png).
 set -uo pipefail
 cd "$(dirname "$0")/.."
+. scripts/vm-lib.sh
 
 scripts/deps.sh build vm user bench >&2 || exit 1
-[ -n "${KDIR:-}" ] && [ -d "$KDIR" ] || KDIR=$(make -s --no-print-directory print-kdir)
-kver=$(sed -n 's/^#define UTS_RELEASE "\(.*\)"$/\1/p' "$KDIR/include/generated/utsrelease.h")
+guest_kernel || exit 1
 make --no-print-directory KDIR="$KDIR" module >&2 || exit 1
 make --no-print-directory -C bench >&2 || exit 1
 make --no-print-directory -C selftests >&2 || exit 1
@@ -32,31 +32,13 @@ payload=build/guest/bench
 rm -rf "$payload" && mkdir -p "$payload"
 cp build/bench/perfclock_bench build/bench/perfclock_horizon_bench build/selftests/perfclock_stress \
 	build/selftests/perfclock_drain module/perfclock.ko "$payload/"
-cat > "$payload/run.sh" <<'RUN'
-#!/bin/sh
-cd /payload || exit 1
-regime=$PERFCLOCK_REGIME	# settled by the guest's /init
-insmod perfclock.ko || exit 1
-./perfclock_bench $regime
-# The horizon: barrier cost, page age, interrupts it costs; then again
-# with the page kept fresh by expedited grace periods.
-./perfclock_horizon_bench $regime 5
-echo 1 > /sys/module/perfclock/parameters/horizon_expedited
-./perfclock_horizon_bench "$regime, horizon_expedited=1" 5
-echo 0 > /sys/module/perfclock/parameters/horizon_expedited
-# The long liburcu runs: the clock torture, then parallel drain vs rounds.
-./perfclock_stress --seconds ${STRESS_SECONDS:-120}
-./perfclock_drain --seconds ${DRAIN_SECONDS:-30}
-RUN
-chmod +x "$payload/run.sh"
+cp scripts/guest/bench.sh "$payload/run.sh"
 
 rc=0
 echo "== clock paths (guest, TCG: compare ratios within a regime only)"
 for regime in stable unstable; do
-	append=''
-	[ $regime = stable ] && append='tsc=reliable'
-	scripts/vm.sh --kernel "/boot/vmlinuz-$kver" --payload "$payload" \
-		--out "build/guest/bench-$regime" --append "$append" --timeout 600 || rc=1
+	boot $regime "build/guest/bench-$regime" --runs-for 300 --kernel "$VMLINUZ" \
+		--payload "$payload" || rc=1
 done
 
 echo "== clock paths natively (host, no module: the page's readers on a stand-in page)"

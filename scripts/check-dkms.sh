@@ -4,8 +4,8 @@
 # scripts/check-dkms.sh — what `make check-dkms` runs: perfclock through
 # DKMS on each Debian 12 kernel flavour, for real.
 #
-#   1. installs what is missing (dkms, dh-dkms, and the image and headers of
-#      every flavour), saying what it installs, or that nothing was missing;
+#   1. installs what is missing (scripts/deps.sh: dkms, dh-dkms, and the
+#      image and headers of every flavour), saying what it installs;
 #   2. builds the selftests the guest runs (make -C selftests, into
 #      build/selftests);
 #   3. scripts/dkms.sh install (what `make dkms-install` runs): dkms add,
@@ -13,11 +13,12 @@
 #      .ko is in /lib/modules/<kver>/updates/dkms with the tree's VERSION and
 #      the kernel's vermagic, and that depmod's index resolves perfclock to
 #      it; checks that dkms refuses a kernel below the supported minimum;
-#   4. boots each flavour's /boot/vmlinuz-<kver> under QEMU (scripts/vm.sh),
-#      with tsc=reliable (stable sched_clock) and without (unstable), with
-#      the installed .ko and the host's modules.dep etc. at their real paths
-#      under /lib/modules/<kver>; the guest (scripts/dkms-guest.sh) loads it
-#      with modprobe, runs the selftests against it, and modprobe -r's it;
+#   4. boots each flavour's /boot/vmlinuz-<kver> under QEMU (boot() in
+#      scripts/vm-lib.sh) in both clock regimes (stable and unstable
+#      sched_clock), with the installed .ko and the host's modules.dep etc.
+#      at their real paths under /lib/modules/<kver>; the guest
+#      (scripts/guest/dkms.sh) loads it with modprobe, runs the selftests
+#      against it, and modprobe -r's it;
 #   5. scripts/dkms.sh remove (`make dkms-remove`): dkms remove --all, then
 #      checks that nothing is left: no /var/lib/dkms/perfclock, no
 #      /usr/src/perfclock-*, no perfclock.ko and no modules.dep line under
@@ -28,7 +29,7 @@
 #
 # Environment: FLAVOURS (default "cloud-amd64 amd64 rt-amd64"), REGIMES
 # (default "stable unstable"), GUEST_TIMEOUT (seconds per boot, default
-# 300), DEB=0 to skip step 6.
+# 900, scripts/vm-lib.sh), DEB=0 to skip step 6.
 #
 # Output: TAP, one line per result, ending "N passed, N failed" and the
 # elapsed time; exit status non-zero if anything failed. Needs root. Leaves
@@ -42,19 +43,12 @@ top=$(pwd)
 
 FLAVOURS=${FLAVOURS:-cloud-amd64 amd64 rt-amd64}
 REGIMES=${REGIMES:-stable unstable}
-GUEST_TIMEOUT=${GUEST_TIMEOUT:-300}
 DEB=${DEB:-1}
 version=$(cat VERSION)
 out=build/dkms
 log=$out/log
 . scripts/tap-lib.sh
-
-check() {	# check DESCRIPTION COMMAND...: result of running COMMAND
-	local desc=$1
-	shift
-	"$@" >/dev/null 2>&1
-	result $? "$desc"
-}
+. scripts/vm-lib.sh
 
 # Nothing of perfclock left in dkms, /usr/src or /lib/modules.
 check_nothing_left() {	# $1 prefixes the descriptions
@@ -77,27 +71,12 @@ fi
 mkdir -p "$log"
 
 # ---- 1. packages ----------------------------------------------------------------
-pkgs=(dkms)
-[ "$DEB" = 0 ] || pkgs+=(dh-dkms debhelper dpkg-dev)
-for f in $FLAVOURS; do
-	pkgs+=("linux-image-$f" "linux-headers-$f")
-done
-missing=()
-for p in "${pkgs[@]}"; do
-	[ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)" = "install ok installed" ] ||
-		missing+=("$p")
-done
-st=0
-if [ ${#missing[@]} -eq 0 ]; then
-	echo "# packages: all ${#pkgs[@]} present (${pkgs[*]}); nothing installed"
-else
-	echo "# packages: installing ${missing[*]}"
-	{ apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
-		--no-install-recommends "${missing[@]}"; } </dev/null >"$log/apt.log" 2>&1 || st=$?
-	[ $st -eq 0 ] || tail -n 20 "$log/apt.log" | sed 's/^/# /'
-fi
 # The selftests need the kselftest harness (linux-source) and a compiler.
-scripts/deps.sh build vm lint >"$log/deps.log" 2>&1 || st=$?
+groups=(dkms build vm lint)
+[ "$DEB" = 0 ] || groups+=(dkms-deb)
+for f in $FLAVOURS; do groups+=("kernel:$f"); done
+scripts/deps.sh "${groups[@]}" >"$log/deps.log" 2>&1
+st=$?
 sed 's/^/# /' "$log/deps.log"
 result $st "setup: packages installed"
 [ $st -eq 0 ] || finish
@@ -176,17 +155,14 @@ for f in $FLAVOURS; do
 	rm -rf "$g"
 	mkdir -p "$g/payload" "$g/root/lib/modules/$k/updates/dkms"
 	for t in $tests; do cp "build/selftests/$t" "$g/payload/"; done
-	cp scripts/dkms-guest.sh "$g/payload/run.sh"
+	cp scripts/guest/dkms.sh "$g/payload/run.sh"
 	cp VERSION "$g/payload/VERSION"
 	cp "/lib/modules/$k/updates/dkms/$name.ko" "$g/root/lib/modules/$k/updates/dkms/"
 	cp /lib/modules/"$k"/modules.* "$g/root/lib/modules/$k/"
 	for regime in $REGIMES; do
-		append=''
-		[ "$regime" = stable ] && append=tsc=reliable
 		t=$(date +%s)
-		scripts/vm.sh --kernel "/boot/vmlinuz-$k" --payload "$g/payload" \
-			--extra-root "$g/root" --out "$g/$regime" --append "$append" \
-			--timeout "$GUEST_TIMEOUT" >"$log/guest-$f-$regime.tap" 2>"$log/guest-$f-$regime.err"
+		boot "$regime" "$g/$regime" --kernel "/boot/vmlinuz-$k" --payload "$g/payload" \
+			--extra-root "$g/root" >"$log/guest-$f-$regime.tap" 2>"$log/guest-$f-$regime.err"
 		st=$?
 		before=$n
 		collect "guest $f $regime" "$log/guest-$f-$regime.tap"

@@ -23,10 +23,10 @@
 #      diffs,
 #      the library sources (patched builds), the compiler and this recipe:
 #      a second run reuses them;
-#   3. boots the guest (scripts/vm.sh, Debian's cloud kernel matching the
-#      headers, the module built from a private copy of module/) with
-#      tsc=reliable (stable sched_clock) and without (unstable), and in
-#      each runs scripts/perf-guest-run.sh: stock then patched perf trace
+#   3. boots the guest (boot() in scripts/vm-lib.sh, Debian's cloud kernel
+#      matching the headers, the module built from a private copy of
+#      module/) once per clock regime (stable and unstable sched_clock),
+#      and in each runs scripts/guest/perf.sh: stock then patched perf trace
 #      -a --sort-events on `perf bench sched messaging`, with the device
 #      backend (--perfclock) and with -k mono, and with the reader stopped
 #      by SIGSTOP;
@@ -46,7 +46,8 @@
 # Environment:
 #   PERFCLOCK_CACHE  cache root (default /var/cache/perfclock)
 #   JOBS             make -j for perf (default 2)
-#   GUEST_TIMEOUT    seconds per guest boot (default 1200)
+#   GUEST_TIMEOUT    seconds per guest boot on top of the perf sessions'
+#                    300 (default 900, scripts/vm-lib.sh)
 #   GUEST_LOOPS      perf bench sched messaging -l in the guest (default 300)
 #   HOST_SECONDS     length of the host stall scenario (default 12)
 #   PERF_SKIP        space-separated steps to skip: guest host full
@@ -59,7 +60,6 @@ TARBALL=${KERNEL_SRC_TARBALL:-/usr/src/linux-source-6.1.tar.xz}
 TOPDIR=linux-source-6.1
 CACHE=${PERFCLOCK_CACHE:-/var/cache/perfclock}
 JOBS=${JOBS:-2}
-GUEST_TIMEOUT=${GUEST_TIMEOUT:-1200}
 GUEST_LOOPS=${GUEST_LOOPS:-300}
 HOST_SECONDS=${HOST_SECONDS:-12}
 PERF_SKIP=${PERF_SKIP:-}
@@ -78,6 +78,7 @@ rm -rf "$log"
 mkdir -p "$log"
 TAP_PREFIX="perf: "
 . scripts/tap-lib.sh
+. scripts/vm-lib.sh
 skip() { case " $PERF_SKIP " in *" $1 "*) return 0 ;; esac; return 1; }
 
 echo "TAP version 13"
@@ -87,14 +88,7 @@ scripts/deps.sh build vm lint perf >&2
 result $? "packages installed"
 [ "$failed" -eq 0 ] || finish
 
-[ -n "${KDIR:-}" ] && [ -d "$KDIR" ] || KDIR=$(make -s --no-print-directory print-kdir)
-kver=$(sed -n 's/^#define UTS_RELEASE "\(.*\)"$/\1/p' "$KDIR/include/generated/utsrelease.h" 2>/dev/null)
-vmlinuz=/boot/vmlinuz-$kver
-if [ -n "$kver" ] && [ ! -e "$vmlinuz" ]; then
-	echo "perfclock: installing linux-image-$kver (the guest kernel matching $KDIR)" >&2
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
-		"linux-image-$kver" </dev/null >&2
-fi
+guest_kernel
 
 # ---- the source, extracted once per tarball ------------------------------------
 patches=(patches/perf/0*.patch)
@@ -248,7 +242,7 @@ stock_seen=0
 # field LINE NAME: the number after "NAME" in perf's "Sorted events:" line.
 num() { echo "$1" | sed -n "s/.* \([0-9][0-9.]*\) $2.*/\1/p"; }
 lag() { echo "$1" | sed -n "s/.*$2 \([0-9.]*\) ms.*/\1/p"; }
-# report WHERE REGIME FILE: the PERFRUN lines of one run of perf-guest-run.sh.
+# report WHERE REGIME FILE: the PERFRUN lines of one run of scripts/guest/perf.sh.
 report() {
 	local where=$1 regime=$2 file=$3 pairs sc be s p so po ev rule desc st
 	pairs=$(sed -n 's/^PERFRUN scenario=\([^ ]*\) backend=\([^ ]*\) .*/\1:\2/p' "$file" | sort -u)
@@ -287,10 +281,10 @@ if ! skip guest; then
 	make -C "$snap" --no-print-directory module KDIR="$KDIR" > "$log/module.log" 2>&1
 	st=$?
 	[ $st -eq 0 ] || tail -n 20 "$log/module.log" | sed 's/^/# /'
-	result $st "module builds for $kver (private copy of module/)"
+	result $st "module builds for $KVER (private copy of module/)"
 	payload=$log/payload
 	mkdir -p "$payload"
-	cp scripts/perf-guest-run.sh "$payload/run.sh"
+	cp scripts/guest/perf.sh "$payload/run.sh"
 	cp "$stock_perf" "$payload/perf-stock"
 	cp "$patched_perf" "$payload/perf-patched"
 	cp "$snap/module/perfclock.ko" "$payload/"
@@ -301,12 +295,9 @@ STALLS=2
 RUN_TIMEOUT=150
 EOF
 	for regime in stable unstable; do
-		append=''
-		[ $regime = stable ] && append='tsc=reliable'
 		g0=$(date +%s)
-		scripts/vm.sh --kernel "$vmlinuz" --payload "$payload" --out "$log/$regime" \
-			--append "$append" --mem 2048 --timeout "$GUEST_TIMEOUT" \
-			> "$log/guest-$regime.out" 2> "$log/guest-$regime.err"
+		boot $regime "$log/$regime" --runs-for 300 --kernel "$VMLINUZ" --payload "$payload" \
+			--mem 2048 > "$log/guest-$regime.out" 2> "$log/guest-$regime.err"
 		st=$?
 		grep '^#' "$log/guest-$regime.out"
 		[ $st -eq 0 ] || sed 's/^/# /' "$log/guest-$regime.err" | tail -n 40
@@ -324,7 +315,7 @@ if ! skip host; then
 	PERF_HOST=1 PERF_DIR=$top/$log/host PERF_STOCK=$stock_perf PERF_PATCHED=$patched_perf \
 		SCENARIOS="light:mono msg:mono stall:mono" LOOPS=2000 STALLS=3 RUN_TIMEOUT=120 \
 		STALL_LOAD="stress-ng --switch 2 --timeout ${HOST_SECONDS}s --quiet" \
-		timeout 900 sh scripts/perf-guest-run.sh > "$log/host.out" 2>&1
+		timeout 900 sh scripts/guest/perf.sh > "$log/host.out" 2>&1
 	st=$?
 	grep '^#' "$log/host.out"
 	result $st "host: perf sessions ran ($(( $(date +%s) - h0 )) s)"

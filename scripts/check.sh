@@ -1,43 +1,41 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# scripts/check.sh — what `make check` runs, and what .ci/run runs:
-#   1. installs what is missing (scripts/deps.sh),
-#   2. builds everything for the kernel in KDIR (default: the Makefile's pick),
-#   3. lint (scripts/lint.sh),
-#   4. the library's host tests (make -C user check),
-#   5. the selftests in a QEMU guest booted from the Debian kernel that
-#      matches the headers, twice: with tsc=reliable (stable sched_clock)
-#      and without (unstable sched_clock).
+# scripts/check.sh — what `make check` runs, and what .ci/run runs. Each
+# section, with the file holding its tests (a failed TAP line names its
+# section first: "lint: ...", "guest-stable: perfclock_page_test: ..."):
+#   setup, build  scripts/deps.sh, then make module selftests and
+#                 make -C user guest for the kernel in KDIR (default: the
+#                 Makefile's pick)
+#   lint          scripts/lint.sh
+#   user          make -C user check: user/tests/check.sh
+#   host          the liburcu stress testers on the host (here)
+#   demo          scripts/check-demo.sh
+#   guest-REGIME  selftests/run.sh in a QEMU guest booted from the Debian
+#                 kernel matching the headers, once per clock regime
+#                 (stable and unstable sched_clock); the test programs
+#                 are selftests/*.c, user/tests/test_{module,ring_real}.c
+#   overcommit-REGIME  selftests/run_overcommit.sh in an 8-vCPU guest
 # Arguments pick sections (lint, user, stress, demo, guest); none means all.
-# Every result becomes one TAP line, numbered here; the run ends with
+# Every result becomes one TAP line, numbered here (scripts/tap-lib.sh);
+# guests boot through boot() (scripts/vm-lib.sh). The run ends with
 # "N passed, N failed, N skipped" and exits non-zero if anything failed,
 # a guest did not finish, or a guest's console shows a kernel problem.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-GUEST_TIMEOUT=${GUEST_TIMEOUT:-300}
 sections=${*:-lint user stress demo guest}
 want() { case " $sections " in *" $1 "*) return 0 ;; esac; return 1; }
 . scripts/tap-lib.sh
+. scripts/vm-lib.sh
 
 echo "TAP version 13"
 scripts/deps.sh build vm lint user >&2
 result $? "setup: packages installed"
 
 # The Makefile picked KDIR before the headers may have been installed.
-[ -n "${KDIR:-}" ] && [ -d "$KDIR" ] || KDIR=$(make -s --no-print-directory print-kdir)
-export KDIR
-# The release modules built there are for (Debian's kernel.release holds
-# the upstream version; the module's vermagic uses UTS_RELEASE).
-kver=$(sed -n 's/^#define UTS_RELEASE "\(.*\)"$/\1/p' "$KDIR/include/generated/utsrelease.h" 2>/dev/null)
-vmlinuz=/boot/vmlinuz-$kver
-if [ -n "$kver" ] && [ ! -e "$vmlinuz" ]; then
-	echo "perfclock: installing linux-image-$kver (the guest kernel matching $KDIR)" >&2
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
-		"linux-image-$kver" </dev/null >&2
-fi
-echo "# kernel: headers $KDIR, guest $vmlinuz"
+guest_kernel
+echo "# kernel: headers $KDIR, guest $VMLINUZ"
 
 log=build/check
 mkdir -p "$log"
@@ -94,11 +92,8 @@ payload=build/guest/payload
 rm -rf "$payload" && mkdir -p "$payload"
 cp build/selftests/* user/build/guest/* module/perfclock.ko "$payload/"
 for regime in stable unstable; do
-	append=''
-	[ $regime = stable ] && append='tsc=reliable'
-	scripts/vm.sh --kernel "$vmlinuz" --payload "$payload" --out "build/guest/$regime" \
-		--append "$append" --timeout "$GUEST_TIMEOUT" \
-		--modules-from "/lib/modules/$kver" > "$log/guest-$regime.tap" 2> "$log/guest-$regime.err"
+	boot $regime "build/guest/$regime" --kernel "$VMLINUZ" --payload "$payload" \
+		--modules-from "/lib/modules/$KVER" > "$log/guest-$regime.tap" 2> "$log/guest-$regime.err"
 	st=$?
 	before=$n
 	collect "guest-$regime" "$log/guest-$regime.tap"
@@ -115,22 +110,13 @@ rm -rf "$over" && mkdir -p "$over"
 cp build/selftests/perfclock_horizon_test module/perfclock.ko "$over/"
 cp build/selftests/run_overcommit.sh "$over/run.sh"
 for regime in stable unstable; do
-	append=''
-	[ $regime = stable ] && append='tsc=reliable'
 	# Under this overcommit a boot can livelock before /init runs the
 	# payload (seen: the kernel's tsc-early -> tsc switch, a stop_machine,
-	# soft-locked for minutes, RCU kthread starved). That says nothing
-	# about the module, which is not loaded yet: boot once more, saying
-	# so. A guest that reached the payload is never booted again.
-	for try in 1 2; do
-		scripts/vm.sh --kernel "$vmlinuz" --payload "$over" --out "build/guest/overcommit-$regime" \
-			--append "$append" --smp 8 --timeout 240 \
-			> "$log/overcommit-$regime.tap" 2> "$log/overcommit-$regime.err"
-		st=$?
-		[ $st -eq 2 ] && ! grep -q '^# regime:' "$log/overcommit-$regime.tap" || break
-		echo "# overcommit-$regime: the guest never reached the payload (try $try); console tail:"
-		grep 'console:' "$log/overcommit-$regime.err" | tail -5 | sed 's/^/#   /'
-	done
+	# soft-locked for minutes, RCU kthread starved); boot() then boots it
+	# once more, as it does every guest.
+	boot $regime "build/guest/overcommit-$regime" --kernel "$VMLINUZ" --payload "$over" \
+		--smp 8 > "$log/overcommit-$regime.tap" 2> "$log/overcommit-$regime.err"
+	st=$?
 	before=$n
 	collect "overcommit-$regime" "$log/overcommit-$regime.tap"
 	[ $st -eq 0 ] || sed 's/^/# /' "$log/overcommit-$regime.err"

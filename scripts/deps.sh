@@ -1,7 +1,13 @@
 #!/bin/bash
 # scripts/deps.sh GROUP... — install the Debian 12 packages a step needs.
+# The one place anything here calls apt-get: every script asks it by group.
 #
-# Groups: build vm lint user bench perf demo (any number, in any order).
+# Groups (any number, in any order):
+#   build vm lint user bench perf demo debug dkms dkms-deb
+#   kernel:FLAVOUR   linux-image-FLAVOUR and linux-headers-FLAVOUR
+#                    (e.g. kernel:rt-amd64)
+#   image:KVER       linux-image-KVER alone (the guest kernel matching
+#                    headers already installed)
 #
 # Idempotent: a package already in state "install ok installed" is left alone,
 # so a fully provisioned machine pays one dpkg-query call and nothing else.
@@ -10,12 +16,14 @@
 # then runs `apt-get update` once (the package lists of a fresh image are
 # often empty) and one `apt-get install` for everything missing, quietly:
 # apt's own output goes to build/deps-apt.log and is shown only on failure.
+# Both wait up to 10 minutes for the dpkg lock (CI runs steps, and other
+# jobs, side by side).
 # Not root and something missing: fail, naming the packages, so the caller
 # knows exactly what to ask an administrator for.
 set -euo pipefail
 
 usage() {
-	echo "usage: $0 GROUP...   (groups: build vm lint user bench perf demo)" >&2
+	echo "usage: $0 GROUP...   (groups: build vm lint user bench perf demo debug dkms dkms-deb kernel:FLAVOUR image:KVER)" >&2
 	exit 64
 }
 
@@ -33,6 +41,14 @@ group_pkgs() {
 	# perf from linux-source-6.1 (make check-perf), and its host load
 	perf)  echo flex bison libelf-dev libdw-dev libunwind-dev libnuma-dev libslang2-dev \
 		libzstd-dev libcap-dev pkg-config stress-ng ;;
+	# make check-debug: a kernel built from linux-source-6.1, and the
+	# liburcu selftests
+	debug) echo flex bison bc libelf-dev liburcu-dev ;;
+	# make check-dkms: dkms itself, and what builds the perfclock-dkms .deb
+	dkms)  echo dkms ;;
+	dkms-deb) echo dh-dkms debhelper dpkg-dev ;;
+	kernel:?*) echo "linux-image-${1#kernel:}" "linux-headers-${1#kernel:}" ;;
+	image:?*)  echo "linux-image-${1#image:}" ;;
 	*)     echo "perfclock: unknown dependency group '$1'" >&2; usage ;;
 	esac
 }
@@ -70,7 +86,8 @@ export DEBIAN_FRONTEND=noninteractive
 log=$(cd "$(dirname "$0")/.." && pwd)/build/deps-apt.log
 mkdir -p "$(dirname "$log")"
 # </dev/null: CI has no stdin, and apt must never wait on a prompt.
-if ! { apt-get update -q && apt-get install -y -q --no-install-recommends "${missing[@]}"; } \
+apt=(apt-get -q -o DPkg::Lock::Timeout=600)
+if ! { "${apt[@]}" update && "${apt[@]}" install -y --no-install-recommends "${missing[@]}"; } \
 	</dev/null >"$log" 2>&1; then
 	tail -n 30 "$log" | sed 's/^/perfclock: apt: /' >&2
 	echo "perfclock: installing ${missing[*]} failed (whole log: $log)" >&2

@@ -1,12 +1,15 @@
 # SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=sh
 #
 # Shell helpers for scripts that run inside the test guest, installed by
-# scripts/vm.sh as /lib/perfclock/guest-lib.sh; source it. The guest's
-# /init has already settled the clock and exported PERFCLOCK_REGIME
-# (stable with tsc=reliable on the command line, unstable without).
-# Results are TAP lines; a failure sets rc=1 in the sourcing script.
+# scripts/vm.sh as /lib/perfclock/guest-lib.sh; source it. It sources the
+# TAP helpers every check uses (scripts/tap-lib.sh, installed beside it):
+# check, result, skip_result. The guest's /init has already settled the
+# clock and exported PERFCLOCK_REGIME (stable or unstable, as the host's
+# boot() in scripts/vm-lib.sh booted it). A failure sets rc=1 in the
+# sourcing script.
 
-rc=${rc:-0}
+. /lib/perfclock/tap-lib.sh
 
 # Warnings the kernel prints whatever the module does: the taint notice
 # for the first unsigned out-of-tree module of a boot (and for a module
@@ -16,18 +19,6 @@ rc=${rc:-0}
 # scheduler's once-per-boot note that real-time threads (irq and cpuhp
 # threads, slow under TCG while the tests hotplug a CPU) used their share.
 KERNEL_NOISE='loading out-of-tree module taints kernel|module verification failed: signature|hrtimer: interrupt took|sched: RT throttling activated'
-
-# check DESCRIPTION COMMAND...: one TAP line for the command's status.
-check() {
-	_desc=$1
-	shift
-	if "$@"; then
-		echo "ok - $_desc"
-	else
-		echo "not ok - $_desc"
-		rc=1
-	fi
-}
 
 # Kernel log lines at warning level or above (busybox dmesg has no -l:
 # read the raw <priority> prefixes, whose low three bits are the level).
@@ -42,12 +33,7 @@ log_warnings() {
 log_clean() {
 	_bad=$(log_warnings | grep -v -E "$KERNEL_NOISE")
 	[ -n "$2" ] && _bad=$(echo "$_bad" | grep -v -E "$2")
-	if [ -z "$_bad" ]; then
-		echo "ok - log clean after $1"
-	else
-		echo "$_bad" | sed 's/^/# /'
-		echo "not ok - log clean after $1"
-		rc=1
-	fi
+	[ -z "$_bad" ]
+	result $? "log clean after $1" "$_bad"
 	dmesg -c >/dev/null
 }

@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# scripts/lint.sh — the kernel side's lint, as TAP lines:
+# scripts/lint.sh — the kernel side's lint, as TAP lines (scripts/tap-lib.sh)
+# for scripts/check.sh to renumber under "lint: ":
 #   checkpatch --no-tree --strict -f on every kernel source,
 #   sparse (C=2) and W=1 over a module build, with no warning at all,
 #   the UAPI header compiled alone as C99, C11 and C++ with -pedantic.
@@ -12,17 +13,7 @@ cd "$(dirname "$0")/.."
 : "${KDIR:?KDIR must name a kernel build tree}"
 KSRC=build/ksrc
 scripts/kernel-src.sh "$KSRC" >&2 || exit 1
-rc=0
-
-report() {	# report STATUS NAME [OUTPUT]
-	if [ "$1" -eq 0 ]; then
-		echo "ok - $2"
-	else
-		[ -n "${3:-}" ] && printf '%s\n' "$3" | sed 's/^/# /'
-		echo "not ok - $2"
-		rc=1
-	fi
-}
+. scripts/tap-lib.sh
 
 for f in module/perfclock.c module/perfclock_ioctl.h module/compat.h; do
 	ignore=()
@@ -30,7 +21,7 @@ for f in module/perfclock.c module/perfclock_ioctl.h module/compat.h; do
 	[ "$f" = module/compat.h ] && ignore=(--ignore LINUX_VERSION_CODE,CONSTANT_COMPARISON)
 	out=$(perl "$KSRC/scripts/checkpatch.pl" --no-tree --strict --quiet \
 		--show-types "${ignore[@]}" -f "$f" 2>&1)
-	report $? "checkpatch --strict $f" "$out"
+	result $? "checkpatch --strict $f" "$out"
 done
 
 # A full rebuild with sparse and W=1; any warning fails.
@@ -38,23 +29,23 @@ out=$(make --no-print-directory module KDIR="$KDIR" C=2 W=1 2>&1)
 st=$?
 warnings=$(printf '%s\n' "$out" | grep -E 'warning:|error:' || true)
 [ $st -eq 0 ] && [ -z "$warnings" ]
-report $? "module builds clean with W=1 and sparse (C=2)" "$out"
+result $? "module builds clean with W=1 and sparse (C=2)" "$out"
 printf '%s\n' "$out" | grep -q 'CHECK.*perfclock.c'
-report $? "sparse actually ran over perfclock.c" "$out"
+result $? "sparse actually ran over perfclock.c" "$out"
 
 hdr=module/perfclock_ioctl.h
 for std in c99 c11; do
 	out=$(printf '#include "%s"\nint main(void) { return sizeof(struct perfclock_page) != 4096; }\n' "$hdr" |
 		gcc -std=$std -Wall -Wextra -pedantic -Werror -I. -x c - -o /dev/null 2>&1)
-	report $? "$hdr compiles alone as $std -pedantic" "$out"
+	result $? "$hdr compiles alone as $std -pedantic" "$out"
 done
 out=$(printf '#include "%s"\nint main() { return sizeof(perfclock_page) != 4096; }\n' "$hdr" |
 	g++ -Wall -Wextra -pedantic -Werror -I. -x c++ - -o /dev/null 2>&1)
-report $? "$hdr compiles alone as C++ -pedantic" "$out"
+result $? "$hdr compiles alone as C++ -pedantic" "$out"
 # Only the two UAPI headers it is allowed to include.
 out=$(grep -E '^#include' "$hdr" | grep -v -E '<linux/(types|ioctl)\.h>')
 [ -z "$out" ]
-report $? "$hdr includes only <linux/types.h> and <linux/ioctl.h>" "$out"
+result $? "$hdr includes only <linux/types.h> and <linux/ioctl.h>" "$out"
 
 # The page reader's seq protocol is ordered by the hardware too, not only
 # by the compiler, on every architecture: on arm64 the loads of seq are
@@ -64,12 +55,12 @@ out=$(printf '#include "perfclock_page.h"\nint s(const struct perfclock_page *p,
 		-I/usr/include/x86_64-linux-gnu -x c - 2>&1)
 [ "$(printf '%s\n' "$out" | grep -c 'ldar')" -ge 2 ] &&
 	[ "$(printf '%s\n' "$out" | grep -c 'dmb')" -ge 2 ]
-report $? "user/perfclock_page.h orders its seq reads with acquire loads and barriers on arm64 (clang --target=aarch64)" "$out"
+result $? "user/perfclock_page.h orders its seq reads with acquire loads and barriers on arm64 (clang --target=aarch64)" "$out"
 
 # dkms.conf spells out its version (as v4l2loopback's does); VERSION is
 # the one source of truth, so they must agree.
 v=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"$/\1/p' dkms.conf)
 [ -n "$v" ] && [ "$v" = "$(cat VERSION)" ]
-report $? "dkms.conf PACKAGE_VERSION ($v) equals VERSION ($(cat VERSION))"
+result $? "dkms.conf PACKAGE_VERSION ($v) equals VERSION ($(cat VERSION))"
 
 exit $rc

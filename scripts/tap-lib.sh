@@ -1,21 +1,68 @@
 # SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=sh disable=SC3043 # local: dash, bash and busybox sh all have it
 #
-# Bash helpers for the check scripts (check.sh, check-dkms.sh,
-# check-debug.sh); source it. Every result becomes one TAP line numbered
-# in the run's own plan, and finish() closes the run with the line CI
-# reads: "N passed, N failed, N skipped (T s)".
+# The TAP helpers of every check; source it. POSIX sh, so that the same
+# file serves the host's bash scripts (scripts/check*.sh, lint.sh), the
+# library's user/tests/check.sh (sh) and the guest payloads (busybox sh:
+# scripts/vm.sh installs it as /lib/perfclock/tap-lib.sh, and
+# guest-lib.sh sources it there).
 #
-# TAP_PREFIX, if set, prefixes the descriptions result() prints.
+# Every result is one numbered TAP line; a script whose output another
+# collects (check-demo.sh, lint.sh, the guests, make -C user check) is
+# renumbered there by collect(). The top-level run ends with finish(),
+# which prints the line CI reads: "N passed, N failed, N skipped (T s)".
+#
+#   result STATUS DESC [OUTPUT]  ok when STATUS is 0 (a skip when DESC
+#                                says "# SKIP"); OUTPUT, if the result
+#                                failed, is printed as "# " comments;
+#                                returns 1 for a failed result
+#   skip_result DESC REASON      ok - DESC # SKIP REASON
+#   check DESC COMMAND...        one result for COMMAND's exit status
+#                                (returned); its output, only if it
+#                                failed, as comments
+#   collect PREFIX FILE          renumber FILE's results into this plan
+#   relay NAME STATUS FILE       collect, and a failure "NAME exited with
+#                                status N" if STATUS says failed but no
+#                                result in FILE did
+#   guest_results ...            the two results of a scripts/vm.sh boot
+#   finish                       the plan and the closing line; exits
+#
+# TAP_PREFIX, if set, prefixes the descriptions result() prints. rc is
+# set to 1 by every failed result, for scripts that also fold other
+# failures (a test program's exit status) into "exit $rc".
 
 n=0 passed=0 failed=0 skipped=0
+rc=${rc:-0}
 TAP_START=$(date +%s)
 
-result() {	# result STATUS DESCRIPTION: ok when STATUS is 0
+result() {	# result STATUS DESCRIPTION [OUTPUT]
 	n=$((n + 1))
 	if [ "$1" -eq 0 ]; then
-		passed=$((passed + 1)); echo "ok $n - ${TAP_PREFIX:-}$2"
+		case "$2" in
+		*"# SKIP"*) skipped=$((skipped + 1)) ;;
+		*) passed=$((passed + 1)) ;;
+		esac
+		echo "ok $n - ${TAP_PREFIX:-}$2"
 	else
-		failed=$((failed + 1)); echo "not ok $n - ${TAP_PREFIX:-}$2"
+		[ -z "${3:-}" ] || printf '%s\n' "$3" | sed 's/^/# /'
+		failed=$((failed + 1))
+		rc=1
+		echo "not ok $n - ${TAP_PREFIX:-}$2"
+		return 1
+	fi
+}
+
+skip_result() {	# skip_result DESCRIPTION REASON
+	result 0 "$1 # SKIP $2"
+}
+
+check() {	# check DESCRIPTION COMMAND...
+	_check_desc=$1
+	shift
+	if _check_out=$("$@" 2>&1); then
+		result 0 "$_check_desc"
+	else
+		result 1 "$_check_desc" "$(printf '%s\n' "$_check_out" | tail -n 40)"
 	fi
 }
 
@@ -23,7 +70,8 @@ result() {	# result STATUS DESCRIPTION: ok when STATUS is 0
 # description; "# === NAME" lines name the program that follows, and
 # "#  RUN NAME" lines name a kselftest whose skip line carries no name.
 collect() {	# collect PREFIX FILE
-	local prefix=$1 file=$2 program='' test='' line desc
+	local prefix program test line desc
+	prefix=${1:+$1: } program='' test=''
 	while IFS= read -r line; do
 		case "$line" in
 		"# === "*) program="${line#\# === }: "; echo "$line" ;;
@@ -33,16 +81,23 @@ collect() {	# collect PREFIX FILE
 			desc=$(echo "$line" | sed -E 's/^(not )?ok( [0-9]+)?( -)? ?//')
 			case "$desc" in "# SKIP"*|"#SKIP"*) desc="$test $desc" ;; esac
 			case "$line" in
-			"not ok"*) failed=$((failed + 1)); echo "not ok $n - $prefix: $program$desc" ;;
-			*"# SKIP"*) skipped=$((skipped + 1)); echo "ok $n - $prefix: $program$desc" ;;
-			*) passed=$((passed + 1)); echo "ok $n - $prefix: $program$desc" ;;
+			"not ok"*) failed=$((failed + 1)); rc=1; echo "not ok $n - $prefix$program$desc" ;;
+			*"# SKIP"*) skipped=$((skipped + 1)); echo "ok $n - $prefix$program$desc" ;;
+			*) passed=$((passed + 1)); echo "ok $n - $prefix$program$desc" ;;
 			esac
 			;;
 		"TAP version"*|[0-9]*..[0-9]*) ;;
 		"#"*) echo "$line" ;;
 		*) echo "# $line" ;;
 		esac
-	done < "$file"
+	done < "$2"
+}
+
+relay() {	# relay NAME STATUS FILE
+	local failed_before=$failed
+	collect "" "$3"
+	[ "$2" -eq 0 ] || [ "$failed" -ne "$failed_before" ] ||
+		result 1 "$1 exited with status $2"
 }
 
 # The two results of a scripts/vm.sh run whose TAP was just collected:

@@ -3,10 +3,14 @@
 # run a payload in it.
 #
 # Usage:
-#   scripts/vm.sh --kernel VMLINUZ --payload DIR --out DIR
+#   scripts/vm.sh --kernel VMLINUZ --payload DIR --out DIR --regime REGIME
 #                 [--append "EXTRA CMDLINE"] [--smp 4] [--mem 1024]
-#                 [--timeout 300] [--modules-from /lib/modules/KVER]
-#                 [--extra-root DIR]
+#                 [--timeout 900] [--boot-timeout 300]
+#                 [--modules-from /lib/modules/KVER] [--extra-root DIR]
+#
+# The checks do not call it directly: boot() in scripts/vm-lib.sh does,
+# with the command line of the clock regime, and boots once more a guest
+# that never reached its payload.
 #
 #   --kernel        bzImage to boot (e.g. /boot/vmlinuz-6.1.0-57-cloud-amd64)
 #   --payload DIR   copied to /payload in the guest; must contain run.sh, which
@@ -14,9 +18,16 @@
 #   --out DIR       work/output directory (created): initramfs.cpio.gz,
 #                   console.log (ttyS0: kernel console), payload.log (ttyS1:
 #                   run.sh's stdout+stderr), qemu.log (QEMU's own stderr)
-#   --append        appended to the kernel command line (e.g. tsc=reliable)
+#   --regime        stable or unstable: the clock regime the command line
+#                   asks for (boot() in scripts/vm-lib.sh passes its
+#                   option with --append), exported to the payload as
+#                   PERFCLOCK_REGIME
+#   --append        appended to the kernel command line (may be repeated)
 #   --smp/--mem     guest CPUs (default 4) and MiB of RAM (default 1024)
-#   --timeout       seconds for the whole guest run (default 300)
+#   --timeout       seconds for the whole guest run (default 900)
+#   --boot-timeout  seconds for the guest to reach its payload (default
+#                   300); a guest that has not by then is stopped (status
+#                   2, and "never reached the payload" on stderr)
 #   --modules-from  a /lib/modules/KVER tree; its msr.ko (.ko or .ko.xz) is
 #                   copied, uncompressed, to /payload/extra/msr.ko
 #   --extra-root    a directory copied over the guest's root file system, so
@@ -26,9 +37,13 @@
 #
 # Guest environment: proc, sysfs, devtmpfs, tracefs (/sys/kernel/tracing),
 # debugfs (/sys/kernel/debug, best effort), tmpfs /tmp; busybox applets on
-# PATH; stdin is /dev/null; PERFCLOCK_REGIME=stable (tsc=reliable, after
-# the kernel's switch to the tsc clocksource) or unstable; shell helpers
-# in /lib/perfclock/guest-lib.sh (scripts/guest-lib.sh). After run.sh, /init writes
+# PATH; stdin is /dev/null; PERFCLOCK_REGIME=stable (after the kernel's
+# switch to the tsc clocksource) or unstable; shell helpers in
+# /lib/perfclock/guest-lib.sh and tap-lib.sh (scripts/guest-lib.sh,
+# scripts/tap-lib.sh). Before run.sh, /init writes
+#   perfclock-init: running the payload
+# to the console (ttyS0): a guest whose console lacks it never reached
+# its payload. After run.sh, /init writes
 #   PERFCLOCK-GUEST-DONE rc=<run.sh exit code>
 # to ttyS1 and powers off.
 #
@@ -54,21 +69,23 @@ set -euo pipefail
 
 die_usage() {
 	[ $# -eq 0 ] || echo "vm.sh: $*" >&2
-	sed -n '4,9p' "$0" | sed 's/^# \{0,1\}//' >&2
+	sed -n '4,13p' "$0" | sed 's/^# \{0,1\}//' >&2
 	exit 64
 }
 
-kernel='' payload='' out='' append='' modules_from='' extra_root=''
-smp=4 mem=1024 timeout_s=300
+kernel='' payload='' out='' regime='' append='' modules_from='' extra_root=''
+smp=4 mem=1024 timeout_s=900 boot_timeout_s=300
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--kernel)       [ $# -ge 2 ] || die_usage "$1 needs a value"; kernel=$2; shift 2 ;;
 	--payload)      [ $# -ge 2 ] || die_usage "$1 needs a value"; payload=$2; shift 2 ;;
 	--out)          [ $# -ge 2 ] || die_usage "$1 needs a value"; out=$2; shift 2 ;;
-	--append)       [ $# -ge 2 ] || die_usage "$1 needs a value"; append=$2; shift 2 ;;
+	--regime)       [ $# -ge 2 ] || die_usage "$1 needs a value"; regime=$2; shift 2 ;;
+	--append)       [ $# -ge 2 ] || die_usage "$1 needs a value"; append="${append:+$append }$2"; shift 2 ;;
 	--smp)          [ $# -ge 2 ] || die_usage "$1 needs a value"; smp=$2; shift 2 ;;
 	--mem)          [ $# -ge 2 ] || die_usage "$1 needs a value"; mem=$2; shift 2 ;;
 	--timeout)      [ $# -ge 2 ] || die_usage "$1 needs a value"; timeout_s=$2; shift 2 ;;
+	--boot-timeout) [ $# -ge 2 ] || die_usage "$1 needs a value"; boot_timeout_s=$2; shift 2 ;;
 	--modules-from) [ $# -ge 2 ] || die_usage "$1 needs a value"; modules_from=$2; shift 2 ;;
 	--extra-root)   [ $# -ge 2 ] || die_usage "$1 needs a value"; extra_root=$2; shift 2 ;;
 	-h|--help)      die_usage ;;
@@ -78,10 +95,14 @@ done
 if [ -z "$kernel" ] || [ -z "$payload" ] || [ -z "$out" ]; then
 	die_usage "--kernel, --payload and --out are required"
 fi
+case "$regime" in
+stable|unstable) ;;
+*) die_usage "--regime must be stable or unstable (got '$regime')" ;;
+esac
 [ -r "$kernel" ] || die_usage "kernel $kernel not readable"
 [ -f "$payload/run.sh" ] || die_usage "$payload/run.sh missing"
 [ -z "$extra_root" ] || [ -d "$extra_root" ] || die_usage "--extra-root $extra_root is not a directory"
-for n in "$smp" "$mem" "$timeout_s"; do
+for n in "$smp" "$mem" "$timeout_s" "$boot_timeout_s"; do
 	case "$n" in ''|*[!0-9]*) die_usage "not a number: $n" ;; esac
 done
 
@@ -134,7 +155,7 @@ fi
 cp -a "$payload" "$root/payload"
 chmod +x "$root/payload/run.sh"
 mkdir -p "$root/lib/perfclock"
-cp "$(dirname "$0")/guest-lib.sh" "$root/lib/perfclock/guest-lib.sh"
+cp "$(dirname "$0")/guest-lib.sh" "$(dirname "$0")/tap-lib.sh" "$root/lib/perfclock/"
 # After the base layout, so its files win; before /init, which stays ours.
 [ -z "$extra_root" ] || cp -a "$extra_root/." "$root/"
 if [ -n "$modules_from" ]; then
@@ -150,9 +171,12 @@ if [ -n "$modules_from" ]; then
 	fi
 fi
 
-cat >"$root/init" <<'EOF'
+cat >"$root/init" <<EOF
 #!/bin/sh
 # perfclock guest init (generated by scripts/vm.sh).
+PERFCLOCK_REGIME=$regime
+EOF
+cat >>"$root/init" <<'EOF'
 export PATH=/bin:/sbin:/usr/bin:/usr/sbin HOME=/root TERM=dumb
 mount -t proc proc /proc
 mount -t sysfs sysfs /sys
@@ -165,21 +189,20 @@ mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null || true
 # ttyS1 carries only the payload; raw mode so lines are not rewritten
 # (onlcr would turn \n into \r\n).
 stty -F /dev/ttyS1 raw -echo 2>/dev/null || true
-# The clock regime the payload runs in, settled: with tsc=reliable the
-# kernel switches from tsc-early to tsc, recalibrating the TSC, about
+# The clock regime the payload runs in, settled: in the stable regime
+# the kernel switches from tsc-early to tsc, recalibrating the TSC, about
 # 2.5 s into boot, which can be after /init starts.
 cs=/sys/devices/system/clocksource/clocksource0/current_clocksource
-if grep -q tsc=reliable /proc/cmdline; then
-	PERFCLOCK_REGIME=stable
+if [ "$PERFCLOCK_REGIME" = stable ]; then
 	for _ in $(seq 100); do
 		[ "$(cat $cs)" = tsc ] && break
 		sleep 0.1
 	done
-else
-	PERFCLOCK_REGIME=unstable
 fi
 export PERFCLOCK_REGIME
 cd /payload
+# scripts/vm.sh and boot() (scripts/vm-lib.sh) look for this line.
+echo "perfclock-init: running the payload"
 rc=0
 if [ -x /payload/run.sh ]; then
 	/payload/run.sh </dev/null >/dev/ttyS1 2>&1 || rc=$?
@@ -214,6 +237,10 @@ rm -f "$console_log" "$payload_log" "$qemu_log"
 : >"$console_log"
 : >"$payload_log"
 
+started='perfclock-init: running the payload'
+# grep the file itself: a pipe into grep -q dies of SIGPIPE under pipefail
+reached() { grep -aqF "$started" "$console_log"; }
+
 start=$(date +%s.%N)
 qemu_rc=0
 # -nodefaults: no VGA, NIC, floppy, CD-ROM or default monitor, so nothing
@@ -225,7 +252,23 @@ timeout -k 5 "$timeout_s" qemu-system-x86_64 \
 	-nographic -display none -monitor none -no-reboot \
 	-kernel "$kernel" -initrd "$initrd" -append "$cmdline" \
 	-serial "file:$console_log" -serial "file:$payload_log" \
-	</dev/null 2>"$qemu_log" || qemu_rc=$?
+	</dev/null 2>"$qemu_log" &
+qemu_pid=$!
+# A boot that has not reached the payload by --boot-timeout is stopped
+# then, not at --timeout: seen under TCG on a loaded host, a boot
+# livelocked for minutes before /init (boot() boots it once more).
+boot_expired=0
+waited=0
+while kill -0 "$qemu_pid" 2>/dev/null && ! reached; do
+	if [ "$waited" -ge "$boot_timeout_s" ]; then
+		boot_expired=1
+		kill -TERM "$qemu_pid" 2>/dev/null || true
+		break
+	fi
+	sleep 1
+	waited=$((waited + 1))
+done
+wait "$qemu_pid" || qemu_rc=$?
 end=$(date +%s.%N)
 elapsed=$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.1f", b - a }')
 
@@ -246,7 +289,10 @@ raise() { # keep the most serious status: 2 > 3 > 1 > 0
 marker=$(tr -d '\r' <"$payload_log" | grep -aoE 'PERFCLOCK-GUEST-DONE rc=[0-9]+$' | tail -n 1 || true)
 guest_rc=${marker#PERFCLOCK-GUEST-DONE rc=}
 
-if [ "$qemu_rc" -eq 124 ] || [ "$qemu_rc" -eq 137 ]; then
+if [ "$boot_expired" -eq 1 ]; then
+	note "the guest never reached the payload in ${boot_timeout_s}s: stopped"
+	raise 2
+elif [ "$qemu_rc" -eq 124 ] || [ "$qemu_rc" -eq 137 ]; then
 	note "guest timed out after ${timeout_s}s"
 	raise 2
 elif [ "$qemu_rc" -ne 0 ]; then
@@ -255,7 +301,8 @@ elif [ "$qemu_rc" -ne 0 ]; then
 	raise 2
 fi
 if [ -z "$marker" ]; then
-	note "no completion marker from the guest (kernel: $kernel, append: '$append')"
+	note "no completion marker from the guest (kernel: $kernel, regime $regime, append: '$append')"
+	reached || note "the guest never reached the payload"
 	raise 2
 fi
 if [ "$status" -eq 2 ]; then

@@ -3,7 +3,8 @@
 #
 # Runs inside the test guest as /payload/run.sh (see scripts/vm.sh):
 # loads the module, runs every selftest, and checks the kernel log after
-# each step. Prints TAP; scripts/check.sh counts the results of both boots.
+# each step. Prints TAP (scripts/tap-lib.sh, through guest-lib.sh);
+# scripts/check.sh counts the results of both boots.
 
 cd /payload || exit 1
 . /lib/perfclock/guest-lib.sh
@@ -15,17 +16,13 @@ echo "# regime: $regime ($(cat $cs)), $(nproc) CPUs, $(uname -r)"
 echo "# === kernel"
 # The log check must be able to fail: it sees a warning-level line.
 echo '<4>perfclock selftest: log check probe' > /dev/kmsg
-if log_warnings | grep -q 'log check probe'; then
-	echo "ok - the log check sees a warning-level line"
-else
-	echo "not ok - the log check sees a warning-level line"
-	rc=1
-fi
+log_warnings | grep -q 'log check probe'
+result $? "the log check sees a warning-level line"
 
 # Only what the tests provoke may reach the log from here on.
 dmesg -c >/dev/null
 if ! insmod /payload/perfclock.ko; then
-	echo "not ok - insmod perfclock.ko"
+	result 1 "insmod perfclock.ko"
 	exit 1
 fi
 dmesg | sed -n 's/^.*\(perfclock: .*\)$/# \1/p'
@@ -61,11 +58,10 @@ st=$?
 clock_check='^not ok .*(no read below a horizon handed out before it|global clock, no read below a value observed before it)'
 if [ $st -eq 1 ] && grep -Eq "$clock_check" /tmp/inject.out &&
 	! grep '^not ok' /tmp/inject.out | grep -Evq "$clock_check"; then
-	echo "ok - detects one CPU reading 1 s behind (below the horizon, beyond the estimate)"
+	result 0 "detects one CPU reading 1 s behind (below the horizon, beyond the estimate)"
 else
-	sed 's/^/# /' /tmp/inject.out
-	echo "not ok - detects one CPU reading 1 s behind (below the horizon, beyond the estimate): exit $st, want 1 from a clock check alone"
-	rc=1
+	result 1 "detects one CPU reading 1 s behind (below the horizon, beyond the estimate): exit $st, want 1 from a clock check alone" \
+		"$(cat /tmp/inject.out)"
 fi
 # Per-CPU readers and a wait-free-queue merger against the library's
 # round-robin reader, on the same load: no late or lost record either way.
@@ -83,11 +79,6 @@ insmod /payload/extra/msr.ko allow_writes=on 2>/dev/null
 echo "# === kernel"
 log_clean "the TSC-unstable test" 'TSC synchronization|TSC warp|turning off TSC clock'
 
-if rmmod perfclock; then
-	echo "ok - module unloads at the end"
-else
-	echo "not ok - module unloads at the end"
-	rc=1
-fi
+check "module unloads at the end" rmmod perfclock
 log_clean "unload"
 exit $rc

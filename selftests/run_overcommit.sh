@@ -12,7 +12,7 @@ cd /payload || exit 1
 echo "# regime: $PERFCLOCK_REGIME, $(nproc) CPUs (overcommitted), $(uname -r)"
 dmesg -c >/dev/null
 if ! insmod /payload/perfclock.ko; then
-	echo "not ok - insmod perfclock.ko"
+	result 1 "insmod perfclock.ko"
 	exit 1
 fi
 echo "# === perfclock_horizon_test (overcommitted)"

@@ -6,7 +6,7 @@
 # /lib/modules/$(uname -r)/updates/dkms/perfclock.ko with the host's
 # depmod output next to it, is loaded with modprobe (not insmod), checked
 # to be the version in /payload/VERSION, exercised by the selftests, and
-# unloaded with modprobe -r. Prints TAP ("ok - ..." / "not ok - ...").
+# unloaded with modprobe -r. Prints TAP (scripts/tap-lib.sh).
 
 cd /payload || exit 1
 kver=$(uname -r)
@@ -25,12 +25,7 @@ check "modules.dep lists updates/dkms/perfclock.ko" \
 check "the module is not loaded before modprobe" test ! -e /sys/module/perfclock
 
 dmesg -c >/dev/null
-if modprobe perfclock; then
-	echo "ok - modprobe perfclock"
-else
-	echo "not ok - modprobe perfclock"
-	exit 1
-fi
+check "modprobe perfclock" modprobe perfclock || exit 1
 dmesg | sed -n 's/^.*\(perfclock: .*\)$/# \1/p'
 have=$(cat /sys/module/perfclock/version 2>/dev/null)
 check "loaded module version is $want (got '$have')" test "$have" = "$want"

@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 #
-# scripts/perf-guest-run.sh — the guest payload of scripts/check-perf.sh,
+# scripts/guest/perf.sh — the guest payload of scripts/check-perf.sh,
 # copied to /payload/run.sh. Runs stock and patched perf trace on the same
 # load, one after the other, in this boot's clock regime
 # ($PERFCLOCK_REGIME, settled by the guest's /init), and prints for each
