@@ -36,6 +36,19 @@ guest_kernel() {
 	[ -e "$VMLINUZ" ] || "$vm_lib_dir/deps.sh" "image:$KVER" >&2
 }
 
+# tcg_patching_lockup CONSOLE_LOG: true if the guest panicked on a soft
+# lockup whose report (from the watchdog line to the panic) shows kernel
+# text patching and no perfclock frame.
+tcg_patching_lockup() {
+	local report
+	report=$(tr -cd '\11\12\40-\176' < "$1" |
+		sed -n '/watchdog: BUG: soft lockup/,/Kernel panic - not syncing: softlockup/p')
+	[ -n "$report" ] &&
+		grep -q 'Kernel panic - not syncing: softlockup' <<< "$report" &&
+		grep -Eq 'text_poke|static_call|jump_label|stop_machine|multi_cpu_stop' <<< "$report" &&
+		! grep -q perfclock <<< "$report"
+}
+
 # boot REGIME OUT [--runs-for SECONDS] [VM.SH OPTION...]
 #
 # Boots scripts/vm.sh once with the kernel command line of clock regime
@@ -50,8 +63,15 @@ guest_kernel() {
 # A guest that never reached its payload (no "perfclock-init: running
 # the payload" on its console: the boot itself hung, before the module
 # or any test ran) says nothing about perfclock: it is booted once more,
-# saying so in a TAP comment. A guest that reached the payload is never
-# booted again, whatever happened next.
+# saying so in a TAP comment. A guest that reached the payload is booted
+# again only after one failure that QEMU's TCG causes on a loaded host:
+# a soft lockup (made a panic by vm.sh's softlockup_panic=1) whose stack
+# is kernel text patching (text_poke_bp, static calls, jump labels,
+# stop_machine) with no perfclock frame in the report. Seen once in CI,
+# in the unstable demo guest as a tracepoint's static call was switched;
+# 480 tracepoint open/close cycles with the device open did not show it
+# here. The discarded run's results are not counted; a TAP comment says
+# what was seen. Anything else, or the same twice, fails.
 boot() {
 	local regime=$1 out=$2 runs_for=0 append try st
 	shift 2
@@ -64,18 +84,28 @@ boot() {
 	unstable) append='' ;;
 	*)        echo "boot: unknown clock regime '$regime' (stable or unstable)" >&2; return 64 ;;
 	esac
+	mkdir -p "$(dirname "$out")"
 	for try in 1 2; do
 		st=0
 		"$vm_lib_dir/vm.sh" --regime "$regime" ${append:+--append "$append"} --out "$out" \
 			--timeout $(( ${GUEST_TIMEOUT:-900} + runs_for )) \
-			--boot-timeout "${BOOT_TIMEOUT:-300}" "$@" || st=$?
-		if [ "$st" -ne 2 ] || [ ! -f "$out/console.log" ] ||
-		   grep -aqF 'perfclock-init: running the payload' "$out/console.log"; then
+			--boot-timeout "${BOOT_TIMEOUT:-300}" "$@" > "$out.tap" || st=$?
+		if [ "$st" -ne 2 ] || [ ! -f "$out/console.log" ] || [ "$try" -eq 2 ]; then
 			break
 		fi
-		echo "# $regime guest ($out) never reached the payload (try $try of 2); console tail:"
+		if ! grep -aqF 'perfclock-init: running the payload' "$out/console.log"; then
+			echo "# $regime guest ($out) never reached the payload (try $try of 2); console tail:"
+		elif tcg_patching_lockup "$out/console.log"; then
+			echo "# $regime guest ($out) panicked on a soft lockup in kernel text patching, no perfclock frame (TCG; try $try of 2): its $(grep -Ec '^(not )?ok' "$out.tap") results are discarded; the lockup:"
+			tr -cd '\11\12\40-\176' < "$out/console.log" |
+				grep -a -A 12 'watchdog: BUG: soft lockup' | head -n 13 | sed 's/^/#   /'
+		else
+			break
+		fi
 		tr -cd '\11\12\40-\176' < "$out/console.log" | grep -v '^$' | tail -n 5 | sed 's/^/#   /'
-		[ "$try" -eq 2 ] || echo "# booting it once more"
+		echo "# booting it once more"
 	done
+	cat "$out.tap"
+	rm -f "$out.tap"
 	return "$st"
 }
