@@ -62,6 +62,24 @@ check_nothing_left() {	# $1 prefixes the descriptions
 	result $([ -z "$left" ]; echo $?) "$1: no modules.dep mentions perfclock${left:+ ($left)}"
 }
 
+# dpkg itself does not wait for the dpkg lock (apt-get does, with
+# DPkg::Lock::Timeout): wait for it here, up to 10 minutes, so that an
+# apt run elsewhere on the machine does not fail the package steps.
+dpkg_waiting() {	# dpkg_waiting DPKG-ARGS...; output as dpkg's
+	local i out st
+	for i in $(seq 120); do
+		st=0
+		out=$(DEBIAN_FRONTEND=noninteractive dpkg "$@" 2>&1) || st=$?
+		if [ $st -ne 0 ] && grep -q 'dpkg frontend lock\|lock-frontend\|database is locked' <<< "$out"; then
+			sleep 5
+			continue
+		fi
+		break
+	done
+	printf '%s\n' "$out"
+	return $st
+}
+
 name=perfclock
 echo "TAP version 13"
 if [ "$(id -u)" -ne 0 ]; then
@@ -98,7 +116,7 @@ done
 
 if [ "$(dpkg-query -W -f='${Status}' $name-dkms 2>/dev/null)" = "install ok installed" ]; then
 	echo "# the $name-dkms package is installed (an earlier run?): purging it first"
-	DEBIAN_FRONTEND=noninteractive dpkg --purge $name-dkms >"$log/pre-purge.log" 2>&1
+	dpkg_waiting --purge $name-dkms >"$log/pre-purge.log" 2>&1
 fi
 if [ -e /var/lib/dkms/$name ] || ls -d /usr/src/$name-* >/dev/null 2>&1; then
 	echo "# perfclock was already known to dkms or in /usr/src: removing it first"
@@ -193,7 +211,7 @@ for p in "usr/src/$name-$version/dkms.conf" "usr/src/$name-$version/Makefile" \
 done
 had_group=0
 getent group perfclock >/dev/null && had_group=1
-DEBIAN_FRONTEND=noninteractive dpkg -i "$deb" >"$log/deb-install.log" 2>&1
+dpkg_waiting -i "$deb" >"$log/deb-install.log" 2>&1
 st=$?
 [ $st -eq 0 ] || tail -n 30 "$log/deb-install.log" | sed 's/^/# /'
 result $st "deb: dpkg -i $(basename "$deb")"
@@ -203,7 +221,7 @@ result $([ "$installed" -ge 1 ]; echo $?) "deb: its postinst built and installed
 left=$(find /lib/modules -path '*/updates/dkms/perfclock.ko' | head -n 1)
 result $([ -n "$left" ]; echo $?) "deb: ${left:-no perfclock.ko} is installed"
 check "deb: the perfclock group exists (sysusers.d)" getent group perfclock
-DEBIAN_FRONTEND=noninteractive dpkg --purge perfclock-dkms >"$log/deb-purge.log" 2>&1
+dpkg_waiting --purge perfclock-dkms >"$log/deb-purge.log" 2>&1
 st=$?
 [ $st -eq 0 ] || tail -n 30 "$log/deb-purge.log" | sed 's/^/# /'
 result $st "deb: dpkg --purge perfclock-dkms"

@@ -157,7 +157,7 @@ for regime in stable unstable; do
 		vmpid=$!
 		# The guest's output as it comes (vm.sh prints it only at the end).
 		tail -n +1 -F --pid=$vmpid "$gout/payload.log" 2>/dev/null |
-			sed -u 's/\r//g; /^DEMO-JSON /d'
+			sed -u 's/\r//g; /^DEMO-JSON /d; /^PERFCLOCK-GUEST-DONE rc=[0-9]*$/d; s/PERFCLOCK-GUEST-DONE rc=[0-9]*$//'
 		wait $vmpid
 		st=$?
 		grep '^# ' "$log"	# boot()'s notes: a boot that had to be retried
