@@ -10,7 +10,8 @@
 #
 # The checks do not call it directly: boot() in scripts/vm-lib.sh does,
 # with the command line of the clock regime, and boots once more a guest
-# that never reached its payload.
+# that never reached its payload or that panicked on a soft lockup in
+# kernel text patching (see boot()).
 #
 #   --kernel        bzImage to boot (e.g. /boot/vmlinuz-6.1.0-57-cloud-amd64)
 #   --payload DIR   copied to /payload in the guest; must contain run.sh, which
