@@ -111,17 +111,10 @@ static int strag_push(struct perfclock_queue *q, const struct qent *e)
 {
 	uint32_t pos;
 
-	if (q->strag_len == q->strag_cap) {
-		uint32_t cap = q->strag_cap ? 2 * q->strag_cap : FIFO_MIN;
-		struct qent *n = realloc(q->strag, cap * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		perfclock_queue__retain(q, (uint64_t)cap * sizeof(*n),
-					(uint64_t)q->strag_cap * sizeof(*n));
-		q->strag = n;
-		q->strag_cap = cap;
-	}
+	if (q->strag_len == q->strag_cap &&
+	    perfclock_queue__strag_resize(q, q->strag_cap ?
+					  2 * q->strag_cap : FIFO_MIN))
+		return -ENOMEM;
 	pos = q->strag_len++;
 	if (q->strag_len > q->strag_hwm)
 		q->strag_hwm = q->strag_len;
@@ -168,21 +161,9 @@ static int fifo_push(struct perfclock_queue *q, uint32_t i,
 {
 	struct qsrc *s = &q->src[i];
 
-	if (s->count == s->cap) {
-		uint32_t cap = s->cap ? 2 * s->cap : FIFO_MIN, k;
-		struct qent *n = malloc(cap * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		for (k = 0; k < s->count; k++)
-			n[k] = s->fifo[(s->head + k) & (s->cap - 1)];
-		free(s->fifo);
-		perfclock_queue__retain(q, (uint64_t)cap * sizeof(*n),
-					(uint64_t)s->cap * sizeof(*n));
-		s->fifo = n;
-		s->cap = cap;
-		s->head = 0;
-	}
+	if (s->count == s->cap &&
+	    perfclock_queue__fifo_resize(q, s, s->cap ? 2 * s->cap : FIFO_MIN))
+		return -ENOMEM;
 	s->fifo[(s->head + s->count) & (s->cap - 1)] = *e;
 	s->count++;
 	if (s->count > s->hwm)

@@ -117,6 +117,9 @@ void perfclock_queue__slab_destroy(struct slab *s);
 void perfclock_queue__retain(struct perfclock_queue *q, uint64_t add,
 			     uint64_t sub);
 void perfclock_queue__maybe_trim(struct perfclock_queue *q);
+int perfclock_queue__fifo_resize(struct perfclock_queue *q, struct qsrc *s,
+				 uint32_t cap);
+int perfclock_queue__strag_resize(struct perfclock_queue *q, uint32_t cap);
 uint64_t perfclock_queue__push_growth(const struct perfclock_queue *q,
 				      const struct qsrc *s, uint64_t time,
 				      uint32_t size);

@@ -123,9 +123,13 @@ static uint32_t pow2_at_least(uint32_t n)
 	return c;
 }
 
-/* Resize a source's FIFO to cap (>= its count; 0 frees an empty one). */
-static void fifo_resize(struct perfclock_queue *q, struct qsrc *s,
-			uint32_t cap)
+/*
+ * Resize a source's FIFO to cap (>= its count; 0 frees an empty one):
+ * growth on push (queue.c) and giving memory back on trim. On -ENOMEM
+ * the FIFO is left as it was.
+ */
+int perfclock_queue__fifo_resize(struct perfclock_queue *q, struct qsrc *s,
+				 uint32_t cap)
 {
 	struct qent *n = NULL;
 	uint32_t k;
@@ -133,7 +137,7 @@ static void fifo_resize(struct perfclock_queue *q, struct qsrc *s,
 	if (cap) {
 		n = malloc(cap * sizeof(*n));
 		if (!n)
-			return;		/* keep the larger one */
+			return -ENOMEM;
 		for (k = 0; k < s->count; k++)
 			n[k] = s->fifo[(s->head + k) & (s->cap - 1)];
 	}
@@ -143,16 +147,18 @@ static void fifo_resize(struct perfclock_queue *q, struct qsrc *s,
 	s->fifo = n;
 	s->cap = cap;
 	s->head = 0;
+	return 0;
 }
 
-static void strag_resize(struct perfclock_queue *q, uint32_t cap)
+/* The same for the straggler heap (cap >= its length). */
+int perfclock_queue__strag_resize(struct perfclock_queue *q, uint32_t cap)
 {
 	struct qent *n = NULL;
 
 	if (cap) {
 		n = realloc(q->strag, cap * sizeof(*n));
 		if (!n)
-			return;
+			return -ENOMEM;
 	} else {
 		free(q->strag);
 	}
@@ -160,6 +166,7 @@ static void strag_resize(struct perfclock_queue *q, uint32_t cap)
 				(uint64_t)q->strag_cap * sizeof(*n));
 	q->strag = n;
 	q->strag_cap = cap;
+	return 0;
 }
 
 static void move_copy(struct perfclock_queue *q, struct qent *e,
@@ -276,7 +283,8 @@ static void trim(struct perfclock_queue *q, int tight)
 			want = pow2_at_least(s->hwm > s->count ?
 					     2 * s->hwm : 2 * s->count);
 		if (want < s->cap)
-			fifo_resize(q, s, want);
+			/* On -ENOMEM the larger one stays. */
+			perfclock_queue__fifo_resize(q, s, want);
 		s->hwm = s->count;
 	}
 	if (tight)
@@ -285,7 +293,7 @@ static void trim(struct perfclock_queue *q, int tight)
 		want = pow2_at_least(2 * (q->strag_hwm > q->strag_len ?
 					  q->strag_hwm : q->strag_len));
 	if (want < q->strag_cap)
-		strag_resize(q, want);
+		perfclock_queue__strag_resize(q, want);
 	q->strag_hwm = q->strag_len;
 	slab_compact(q, tight);
 	q->live_hwm = q->st.mem_bytes;
