@@ -36,12 +36,18 @@ guest_kernel() {
 	[ -e "$VMLINUZ" ] || "$vm_lib_dir/deps.sh" "image:$KVER" >&2
 }
 
+# console_text CONSOLE_LOG: the log's printable text (a serial console
+# carries \r and stray control bytes).
+console_text() {
+	tr -cd '\11\12\40-\176' < "$1"
+}
+
 # tcg_patching_lockup CONSOLE_LOG: true if the guest panicked on a soft
 # lockup whose report (from the watchdog line to the panic) shows kernel
 # text patching and no perfclock frame.
 tcg_patching_lockup() {
 	local report
-	report=$(tr -cd '\11\12\40-\176' < "$1" |
+	report=$(console_text "$1" |
 		sed -n '/watchdog: BUG: soft lockup/,/Kernel panic - not syncing: softlockup/p')
 	[ -n "$report" ] &&
 		grep -q 'Kernel panic - not syncing: softlockup' <<< "$report" &&
@@ -97,12 +103,12 @@ boot() {
 			echo "# $regime guest ($out) never reached the payload (try $try of 2); console tail:"
 		elif tcg_patching_lockup "$out/console.log"; then
 			echo "# $regime guest ($out) panicked on a soft lockup in kernel text patching, no perfclock frame (TCG; try $try of 2): its $(grep -Ec '^(not )?ok' "$out.tap") results are discarded; the lockup:"
-			tr -cd '\11\12\40-\176' < "$out/console.log" |
+			console_text "$out/console.log" |
 				grep -a -A 12 'watchdog: BUG: soft lockup' | head -n 13 | sed 's/^/#   /'
 		else
 			break
 		fi
-		tr -cd '\11\12\40-\176' < "$out/console.log" | grep -v '^$' | tail -n 5 | sed 's/^/#   /'
+		console_text "$out/console.log" | grep -v '^$' | tail -n 5 | sed 's/^/#   /'
 		echo "# booting it once more"
 	done
 	cat "$out.tap"
