@@ -7,7 +7,8 @@
 #   setup, build  scripts/deps.sh, then make module selftests and
 #                 make -C user guest for the kernel in KDIR (default: the
 #                 Makefile's pick)
-#   lint          scripts/lint.sh
+#   lint          scripts/lint.sh, and scripts/test-vm-lib.sh (when boot()
+#                 boots a guest once more)
 #   user          make -C user check: user/tests/check.sh
 #   host          the liburcu stress testers on the host (here)
 #   demo          scripts/check-demo.sh
@@ -49,6 +50,8 @@ result $st "build: make module selftests, make -C user guest"
 if want lint; then
 	scripts/lint.sh > "$log/lint.tap" 2>&1
 	collect lint "$log/lint.tap"
+	scripts/test-vm-lib.sh > "$log/vm-lib.tap" 2>&1
+	collect lint "$log/vm-lib.tap"
 fi
 
 if want user; then
