@@ -1,0 +1,71 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The module's horizons: the newest one proven on its page (no system
+ * call), else PERFCLOCK_IOC_GET_HORIZON (blocks for a grace period). The
+ * proof is THE FLUSH HORIZON in ../module/perfclock_ioctl.h.
+ */
+#include <errno.h>
+#include <string.h>
+#include <sys/ioctl.h>
+
+#include "horizon_internal.h"
+
+/* PERFCLOCK_IOC_GET_HORIZON; -ENOTTY/-EINVAL mean an older module. */
+static int horizon_ioctl(struct perfclock *clk, uint32_t flags, uint64_t *ns)
+{
+	struct perfclock_horizon hz;
+
+	memset(&hz, 0, sizeof(hz));
+	hz.clockid = clk->hz_clockid;
+	hz.flags = flags;
+	if (ioctl(clk->fd, PERFCLOCK_IOC_GET_HORIZON, &hz))
+		return -errno;
+	*ns = hz.ns;
+	return 0;
+}
+
+static int module_horizon(struct perfclock *clk, uint64_t *ns)
+{
+	int err;
+
+	/* The page's proven horizon: no system call. */
+	if (clk->page &&
+	    perfclock_page_horizon(clk->page, clk->hz_clockid, ns) == 0)
+		return 0;
+	/* None on the page (yet): a fresh one, after a grace period. */
+	err = horizon_ioctl(clk, 0, ns);
+	/* The module said it had horizons, then refused them. */
+	if (err == -EINVAL)
+		err = -ENOTTY;
+	return err;
+}
+
+static int module_sync(struct perfclock *clk, uint32_t flags, uint64_t *ns)
+{
+	return horizon_ioctl(clk, (flags & PERFCLOCK_HORIZON_SYNC_EXPEDITED) ?
+			     PERFCLOCK_HORIZON_EXPEDITED : 0, ns);
+}
+
+static int module_is_exact(const struct perfclock *clk)
+{
+	(void)clk;
+	return 1;
+}
+
+static void module_info(struct perfclock *clk,
+			struct perfclock_clock_info *info)
+{
+	uint64_t h;
+
+	if (clk->page &&
+	    perfclock_page_horizon(clk->page, clk->hz_clockid, &h) == 0)
+		info->flags |= PERFCLOCK_CLOCK_HORIZON_PAGE;
+}
+
+const struct horizon_backend perfclock__horizon_module = {
+	.name = "module",
+	.horizon = module_horizon,
+	.sync = module_sync,
+	.is_exact = module_is_exact,
+	.info = module_info,
+};
