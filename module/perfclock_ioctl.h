@@ -169,6 +169,16 @@ struct perfclock_time {
 #define PERFCLOCK_INFO_PAGE_TSC_VALID		0x00000002U
 /* The module hands out flush horizons: PERFCLOCK_IOC_GET_HORIZON, page. */
 #define PERFCLOCK_INFO_HORIZON			0x00000004U
+/*
+ * The module fills the horizon generation (perfclock_page and
+ * perfclock_horizon::generation). It starts at 1 and is bumped when a
+ * horizon already handed out may be above a later stamp (sched_clock
+ * became unstable; CLOCK_REALTIME or CLOCK_TAI set backward). After a
+ * bump, horizons restart from a new proven sample and may be SMALLER.
+ */
+#define PERFCLOCK_INFO_HORIZON_GENERATION	0x00000008U
+/* sched_clock is paravirtual (kvm-clock, Xen, ...). */
+#define PERFCLOCK_INFO_SCHED_CLOCK_PARAVIRT	0x00000010U
 
 struct perfclock_info {
 	__u32 abi_version;	/* PERFCLOCK_ABI_VERSION */
@@ -226,7 +236,9 @@ struct perfclock_horizon {
 	__u32 flags;		/* in: PERFCLOCK_HORIZON_*, others zero */
 	__u64 ns;		/* out: the horizon, see THE FLUSH HORIZON */
 	__u64 wait_ns;		/* out: time spent in the grace period */
-	__u64 reserved[2];	/* in: zero; out: zero */
+	__u32 generation;	/* out: PERFCLOCK_INFO_HORIZON_GENERATION */
+	__u32 __reserved0;	/* in: zero; out: zero */
+	__u64 reserved[1];	/* in: zero; out: zero */
 };
 
 #define PERFCLOCK_IOC_GET_TIME	_IOR(PERFCLOCK_IOC_MAGIC, 0x01, struct perfclock_time)
@@ -344,7 +356,8 @@ struct perfclock_page {
 	/* local_clock() when the horizon's grace period was seen to end. */
 	__u64 horizon_proven_ns;
 	__u32 horizon_clockids;	/* bit id: horizon_clockid_ns[id] valid */
-	__u32 __reserved1;
+	/* PERFCLOCK_INFO_HORIZON_GENERATION; read with the horizon. */
+	__u32 horizon_generation;
 	__u64 horizon_clockid_ns[PERFCLOCK_HORIZON_CLOCKIDS];
 	__u64 __reserved[482];	/* zero; pads the struct to 4096 bytes */
 };

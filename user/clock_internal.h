@@ -6,6 +6,7 @@
 #ifndef PERFCLOCK_CLOCK_INTERNAL_H
 #define PERFCLOCK_CLOCK_INTERNAL_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <time.h>
@@ -28,18 +29,22 @@ struct perfclock {
 	struct perfclock_info info;	/* device, as read at open */
 	/*
 	 * Horizons (horizon.c): hz is the backend that hands them out,
-	 * chosen at open by perfclock__horizon_choose() and switched to the estimate
-	 * if the module refuses them after all (an atomic pointer);
-	 * hz_clockid is what the module is asked for
+	 * chosen at open by perfclock__horizon_choose() (hz_opened) and
+	 * switched to the estimate if the module refuses them after all
+	 * (an atomic pointer); hz_clockid is what the module is asked for
 	 * (PERFCLOCK_HORIZON_PERF_CLOCK or the clockid); hz_exact says the
-	 * module offers them (PERFCLOCK_INFO_HORIZON at open); hz_last is
-	 * the highest horizon returned, so that they never go down (an
-	 * atomic).
+	 * module offers them (PERFCLOCK_INFO_HORIZON at open). Under
+	 * hz_lock: hz_last, the highest horizon returned in generation
+	 * hz_gen (so that they never go down within one), and hz_acked,
+	 * the generation the caller was last told of.
 	 */
-	const struct horizon_backend *hz;
+	const struct horizon_backend *hz, *hz_opened;
 	void *hz_state;			/* the backend's own, if any */
 	int hz_clockid;
 	int hz_exact;
+	pthread_mutex_t hz_lock;
+	int hz_any;			/* hz_last, hz_gen hold one */
+	uint32_t hz_gen, hz_acked;
 	uint64_t hz_last;
 	/*
 	 * Device without a mapped page: the module's skew and stall

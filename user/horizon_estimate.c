@@ -94,11 +94,13 @@ uint64_t perfclock__inflight_estimate(struct perfclock *clk)
 		PERFCLOCK_HORIZON_ESTIMATE_INFLIGHT_NS;
 }
 
-static int estimate_horizon(struct perfclock *clk, uint64_t *ns)
+static int estimate_horizon(struct perfclock *clk, uint64_t *ns,
+			    uint32_t *gen)
 {
 	uint64_t now;
 	int err = perfclock_read(clk, &now);
 
+	(void)gen;
 	if (err)
 		return err;
 	*ns = perfclock__sub_sat(now, perfclock__skew_estimate(clk) +
@@ -106,11 +108,13 @@ static int estimate_horizon(struct perfclock *clk, uint64_t *ns)
 	return 0;
 }
 
-static int estimate_sync(struct perfclock *clk, uint32_t flags, uint64_t *ns)
+static int estimate_sync(struct perfclock *clk, uint32_t flags, uint64_t *ns,
+			 uint32_t *gen)
 {
 	(void)clk;
 	(void)flags;
 	(void)ns;
+	(void)gen;
 	return -EOPNOTSUPP;	/* nothing to wait for: never exact */
 }
 

@@ -30,18 +30,24 @@
 struct horizon_backend {
 	const char *name;
 	/*
-	 * A horizon now, not blocking if it can help it: 0 and *ns, or
-	 * -errno for the caller. -ENOTTY: this backend cannot serve the
-	 * clock after all (an older module refused the ioctl); horizon.c
-	 * then switches the clock to the estimate for good.
+	 * A horizon now, not blocking if it can help it: 0, *ns and *gen,
+	 * or -errno for the caller. *gen is the horizon's generation, read
+	 * with it (in the same snapshot): a backend whose horizons never
+	 * restart leaves it as it finds it (1). A newer generation voids
+	 * the horizons handed out before (horizon.c resets, the caller is
+	 * told); a backend bumps it when one it handed out may be above a
+	 * later stamp. -ENOTTY: this backend cannot serve the clock after
+	 * all (an older module refused the ioctl); horizon.c then switches
+	 * the clock to the estimate for good.
 	 */
-	int (*horizon)(struct perfclock *clk, uint64_t *ns);
+	int (*horizon)(struct perfclock *clk, uint64_t *ns, uint32_t *gen);
 	/*
 	 * A fresh exact horizon (PERFCLOCK_HORIZON_SYNC_* flags, already
 	 * checked): blocks as long as the proof takes. -EOPNOTSUPP if the
-	 * backend is not exact; -ENOTTY as for horizon.
+	 * backend is not exact; *gen and -ENOTTY as for horizon.
 	 */
-	int (*sync)(struct perfclock *clk, uint32_t flags, uint64_t *ns);
+	int (*sync)(struct perfclock *clk, uint32_t flags, uint64_t *ns,
+		    uint32_t *gen);
 	/* Whether horizon() is exact (PERFCLOCK_CLOCK_HORIZON_EXACT). */
 	int (*is_exact)(const struct perfclock *clk);
 	/*

@@ -10,8 +10,20 @@
 
 #include "horizon_internal.h"
 
+/*
+ * The generation as the module gave it, if it fills one
+ * (PERFCLOCK_INFO_HORIZON_GENERATION); an older module's horizons never
+ * restart, and its page and ioctl hold zero or garbage there: 1.
+ */
+static void set_gen(const struct perfclock *clk, uint32_t g, uint32_t *gen)
+{
+	if (clk->info.flags & PERFCLOCK_INFO_HORIZON_GENERATION)
+		*gen = g;
+}
+
 /* PERFCLOCK_IOC_GET_HORIZON; -ENOTTY/-EINVAL mean an older module. */
-static int horizon_ioctl(struct perfclock *clk, uint32_t flags, uint64_t *ns)
+static int horizon_ioctl(struct perfclock *clk, uint32_t flags, uint64_t *ns,
+			 uint32_t *gen)
 {
 	struct perfclock_horizon hz;
 
@@ -21,29 +33,34 @@ static int horizon_ioctl(struct perfclock *clk, uint32_t flags, uint64_t *ns)
 	if (ioctl(clk->fd, PERFCLOCK_IOC_GET_HORIZON, &hz))
 		return -errno;
 	*ns = hz.ns;
+	set_gen(clk, hz.generation, gen);
 	return 0;
 }
 
-static int module_horizon(struct perfclock *clk, uint64_t *ns)
+static int module_horizon(struct perfclock *clk, uint64_t *ns, uint32_t *gen)
 {
+	uint32_t g;
 	int err;
 
-	/* The page's proven horizon: no system call. */
+	/* The page's proven horizon and its generation: no system call. */
 	if (clk->page &&
-	    perfclock_page_horizon(clk->page, clk->hz_clockid, ns) == 0)
+	    perfclock_page_horizon_gen(clk->page, clk->hz_clockid, ns, &g) == 0) {
+		set_gen(clk, g, gen);
 		return 0;
+	}
 	/* None on the page (yet): a fresh one, after a grace period. */
-	err = horizon_ioctl(clk, 0, ns);
+	err = horizon_ioctl(clk, 0, ns, gen);
 	/* The module said it had horizons, then refused them. */
 	if (err == -EINVAL)
 		err = -ENOTTY;
 	return err;
 }
 
-static int module_sync(struct perfclock *clk, uint32_t flags, uint64_t *ns)
+static int module_sync(struct perfclock *clk, uint32_t flags, uint64_t *ns,
+		       uint32_t *gen)
 {
 	return horizon_ioctl(clk, (flags & PERFCLOCK_HORIZON_SYNC_EXPEDITED) ?
-			     PERFCLOCK_HORIZON_EXPEDITED : 0, ns);
+			     PERFCLOCK_HORIZON_EXPEDITED : 0, ns, gen);
 }
 
 static int module_is_exact(const struct perfclock *clk)

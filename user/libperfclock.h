@@ -125,8 +125,19 @@ void perfclock_close(struct perfclock *clk);
  * this clock) below H is already visible in its ring (its data_head
  * published) when the call returns. Load data_head after this returns
  * (perfclock_ring_read_begin() does) and drain every ring, and no record
- * below H is left behind. Thread-safe; the values it returns never go
- * down.
+ * below H is left behind. Thread-safe (an H proven by another thread
+ * comes ordered after its proof: horizon.c, MEMORY ORDER); the values it
+ * returns never go down.
+ *
+ * -ESTALE: the horizons RESTARTED, and this caller cannot follow a
+ * restart. A module with PERFCLOCK_INFO_HORIZON_GENERATION restarts them
+ * when one already handed out may be above a later stamp (sched_clock
+ * became unstable and its clocks were reset; CLOCK_REALTIME or CLOCK_TAI
+ * set backward): every H returned before is void, and the new ones may
+ * be smaller. perfclock_horizon() then fails, on every call, until the
+ * program takes its horizons from perfclock_horizon_gen(), which reports
+ * the restart and goes on. (A program written before generations existed
+ * stops with an error instead of merging on a void horizon.)
  *
  * Exact (PERFCLOCK_CLOCK_HORIZON_EXACT in perfclock_get_info()) when the
  * module hands out horizons:
@@ -150,6 +161,23 @@ void perfclock_close(struct perfclock *clk);
 int perfclock_horizon(struct perfclock *clk, uint64_t *ns);
 
 /*
+ * perfclock_horizon() that follows restarts: 0, *ns and *gen (the
+ * horizons' generation, from 1), or PERFCLOCK_HORIZON_RESTARTED (1) when
+ * the generation changed since this clock last told a caller (each
+ * restart is reported once per clock; threads that take horizons each
+ * compare *gen with the one they had). On a restart *ns is the first
+ * horizon of the new generation and may be below every earlier one; the
+ * earlier ones are void: a record stamped below them can still come.
+ * What a tool does then: flush everything it holds, in order
+ * (perfclock_queue_restart() does, and forgets the old limit), then goes
+ * on with the new horizons. Events already emitted before the restart
+ * may be out of order against what comes after: that cannot be undone.
+ * Errors as perfclock_horizon(), never -ESTALE.
+ */
+int perfclock_horizon_gen(struct perfclock *clk, uint64_t *ns, uint32_t *gen);
+#define PERFCLOCK_HORIZON_RESTARTED	1
+
+/*
  * The in-flight allowance of an estimated horizon: how long a record may
  * take from its timestamp to its commit. A guess, not a bound: stalls of
  * a descheduled vCPU of 12.7 ms were measured in this project's guests.
@@ -171,7 +199,8 @@ int perfclock_horizon(struct perfclock *clk, uint64_t *ns);
  * stream, say) rather than the page's, about a grace period old.
  * Errors: -EOPNOTSUPP without a module that hands out horizons (a clockid
  * clock without /dev/perfclock, an older module), -EPERM (expedited,
- * unprivileged), -EINVAL (unknown flags), -EINTR.
+ * unprivileged), -EINVAL (unknown flags), -EINTR, -ESTALE as
+ * perfclock_horizon() (a restart not yet taken by perfclock_horizon_gen()).
  */
 int perfclock_horizon_sync(struct perfclock *clk, uint32_t flags,
 			   uint64_t *ns);
@@ -260,7 +289,10 @@ struct perfclock_clock_info {
 	 * timer_lateness_ns); the skew estimate comes off too.
 	 */
 	uint64_t inflight_estimate_ns;
-	uint64_t reserved[2];
+	/* The horizons' generation (perfclock_horizon_gen()); 1 if none. */
+	uint32_t horizon_generation;
+	uint32_t reserved0;
+	uint64_t reserved[1];
 };
 
 /*
@@ -606,6 +638,17 @@ int64_t perfclock_queue_flush_until(struct perfclock_queue *q,
 /* Emit everything that is queued (end of stream). */
 int64_t perfclock_queue_flush_all(struct perfclock_queue *q);
 
+/*
+ * The horizons restarted (PERFCLOCK_HORIZON_RESTARTED): emit everything
+ * queued, in order, as perfclock_queue_flush_all(), then forget the
+ * limits and times the old generation set (last_limit, last_emitted, each
+ * source's last push), so that the new generation's events, stamped
+ * below them, are ordered among themselves and not delivered LATE or
+ * counted below_horizon against a void horizon. Counts restarts.
+ * Returns what flush_all returns.
+ */
+int64_t perfclock_queue_restart(struct perfclock_queue *q);
+
 struct perfclock_queue_stats {
 	uint64_t pushed;
 	uint64_t emitted;		/* in order, including forced */
@@ -623,7 +666,7 @@ struct perfclock_queue_stats {
 	/* Allocated now, and at most between calls (see mem_cap_bytes). */
 	uint64_t mem_retained_bytes;
 	uint64_t mem_retained_peak_bytes;
-	uint64_t reserved[1];
+	uint64_t restarts;		/* perfclock_queue_restart() calls */
 };
 
 void perfclock_queue_get_stats(const struct perfclock_queue *q,
