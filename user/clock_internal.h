@@ -18,6 +18,13 @@ struct perf_event_mmap_page;
 struct horizon_backend;
 
 struct perfclock {
+	/*
+	 * perfclock_read()'s fast path, first so that it is one load at
+	 * offset 0: the device's page when it is mapped and this reader can
+	 * convert the TSC (PERFCLOCK_PAGE_HAVE_TSC), else NULL and every
+	 * read takes the general path.
+	 */
+	const struct perfclock_page *read_page;
 	enum perfclock_backend backend;
 	int fd;				/* the device; -1 if none */
 	clockid_t clockid;		/* clockid backend */

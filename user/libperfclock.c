@@ -127,6 +127,10 @@ static int attach_device(struct perfclock *clk, const char *path)
 		if (page != MAP_FAILED) {
 			clk->page = page;
 			clk->page_len = clk->info.page_size;
+			/* Reads of the device's own clock only (see open). */
+			if (PERFCLOCK_PAGE_HAVE_TSC &&
+			    clk->backend == PERFCLOCK_BACKEND_DEVICE)
+				clk->read_page = page;
 		}
 	}
 	return 0;
@@ -144,6 +148,7 @@ static void detach_device(struct perfclock *clk)
 	if (clk->fd >= 0)
 		close(clk->fd);
 	clk->page = NULL;
+	clk->read_page = NULL;
 	clk->page_len = 0;
 	clk->fd = -1;
 	clk->hz_exact = 0;
@@ -315,7 +320,9 @@ PERFCLOCK_API int perfclock_read_ioctl(struct perfclock *clk, uint64_t *ns)
 	return 0;
 }
 
-PERFCLOCK_API int perfclock_read(struct perfclock *clk, uint64_t *ns)
+/* Everything but the first try of the page: the other backends, retries. */
+static __attribute__((noinline)) int read_general(struct perfclock *clk,
+						  uint64_t *ns)
 {
 	if (!clk || !ns)
 		return -EINVAL;
@@ -324,11 +331,33 @@ PERFCLOCK_API int perfclock_read(struct perfclock *clk, uint64_t *ns)
 	if (clk->backend == PERFCLOCK_BACKEND_PERF_PAGE)
 		return perf_page_read(clk->perf_page, ns);
 #if defined(__x86_64__) || defined(__i386__)
-	/* Fast path: no syscall, no allocation, bounded retries. */
+	/* No syscall, no allocation, bounded retries. */
 	if (clk->page && perfclock_page_read_now(clk->page, ns) == 0)
 		return 0;
 #endif
 	return perfclock_read_ioctl(clk, ns);
+}
+
+/*
+ * The fast path is a leaf: one load of clk (read_page), the page's first
+ * seq try inlined, no stack frame, no call; anything else is a tail call
+ * to read_general(). Under TCG every load, push and pop is an emulated
+ * memory access and every return an indirect-jump lookup, so the frame
+ * and the backend tests that the earlier layout paid on every read were
+ * a large part of what perfclock_read() cost over perf's bare page read
+ * (README, "Costs").
+ */
+PERFCLOCK_API int perfclock_read(struct perfclock *clk, uint64_t *ns)
+{
+	const struct perfclock_page *pg;
+
+	if (__builtin_expect(clk != NULL && ns != NULL, 1)) {
+		pg = clk->read_page;
+		if (__builtin_expect(pg != NULL, 1) &&
+		    __builtin_expect(perfclock_page_try_now(pg, ns) > 0, 1))
+			return 0;
+	}
+	return read_general(clk, ns);
 }
 
 PERFCLOCK_API int perfclock_read_lower_bound(struct perfclock *clk,

@@ -261,13 +261,20 @@ static inline int perfclock_page_try_now(const struct perfclock_page *pg,
 	mult = perfclock_page_load(pg->tsc_mult);
 	shift = perfclock_page_load(pg->tsc_shift);
 	offset = perfclock_page_load(pg->tsc_offset);
-	tsc = perfclock_rdtsc_ordered();
-	if (perfclock_page_seq_retry(pg, seq))
-		return 0;
-	/* The module keeps shift below 32: a larger one is not a conversion. */
+	/*
+	 * Checked before the TSC is read, so that flags is dead across it
+	 * (one register less: no stack frame in perfclock_read()). A torn
+	 * snapshot can only make this say "no" once during an update (the
+	 * caller takes the ioctl, exact); a "yes" is confirmed by the seq
+	 * re-check below. The module keeps shift below 32: a larger one is
+	 * not a conversion.
+	 */
 	if (!PERFCLOCK_PAGE_HAVE_TSC || !(flags & PERFCLOCK_PAGE_TSC_VALID) ||
 	    shift >= 64)
 		return -EOPNOTSUPP;
+	tsc = perfclock_rdtsc_ordered();
+	if (perfclock_page_seq_retry(pg, seq))
+		return 0;
 	*ns = perfclock_tsc_to_ns(tsc, mult, shift, offset);
 	return 1;
 }
