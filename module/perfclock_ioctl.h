@@ -109,6 +109,24 @@
  *    forward; the guarantee about data_head still holds.
  *  - AUX area data: stamped by the hardware, not by perf_clock(). The
  *    AUX records in the main ring are covered.
+ *  - Samples whose time the PMU driver sets itself. perf_prepare_sample()
+ *    (kernel/events/core.c) stamps PERF_SAMPLE_TIME only if the driver
+ *    has not set it in data->sample_flags. In 6.1 only x86 Intel PEBS
+ *    does: arch/x86/events/intel/ds.c:setup_pebs_time() takes the PEBS
+ *    record's TSC, before the record is committed (with large PEBS long
+ *    before: the records wait in the DS buffer for
+ *    intel_pmu_drain_pebs_buffer()), unless the event has use_clockid or
+ *    sched_clock is not the native stable one. libperfclock's
+ *    perfclock_check_attr() refuses precise_ip events without
+ *    use_clockid on a PMU that can do PEBS (-EOPNOTSUPP). Looked at and
+ *    covered: s390 PAI (perf_pai_ext.c, perf_pai_crypto.c set data.time
+ *    without the sample flag, so perf_prepare_sample() stamps it again),
+ *    s390 cpum_sf, powerpc core-book3s, AMD IBS and Intel BTS (perf
+ *    stamps at output, in the critical section that commits), ARM SPE
+ *    and Intel PT (AUX data, above). Checked in 6.1; the mainline tree
+ *    could not be read here, and a 2023 proposal (converting the PEBS
+ *    TSC for use_clockid CLOCK_MONOTONIC events) would make those
+ *    hardware-stamped too.
  *  - REALTIME and TAI step when the clock is set; the fast accessors of
  *    MONOTONIC and MONOTONIC_RAW may read a few ns backwards across a
  *    timekeeping update (kernel/time/timekeeping.c:

@@ -446,10 +446,15 @@ PERFCLOCK_API int perfclock_check_attr(const struct perfclock *clk,
 {
 	if (!clk || !attr)
 		return -EINVAL;
-	if (clk->backend != PERFCLOCK_BACKEND_CLOCKID)
-		return attr->use_clockid ? -EINVAL : 0;
-	if (!attr->use_clockid || attr->clockid != clk->clockid)
+	if (clk->backend != PERFCLOCK_BACKEND_CLOCKID) {
+		if (attr->use_clockid)
+			return -EINVAL;
+	} else if (!attr->use_clockid || attr->clockid != clk->clockid) {
 		return -EINVAL;
+	}
+	/* Stamped by the PMU (PEBS): no horizon covers it (attr_hwtime.c). */
+	if (perfclock__attr_hw_time(attr, PERFCLOCK_PMU_DEVICES))
+		return -EOPNOTSUPP;
 	return 0;
 }
 

@@ -304,9 +304,19 @@ int perfclock_get_info(struct perfclock *clk,
 		       struct perfclock_clock_info *info);
 
 /*
- * Is clk the clock that stamps records of an event opened with attr?
- * 0 if so; -EINVAL if not (device clock with use_clockid set, clockid
- * clock without use_clockid or with another clockid).
+ * Is clk the clock that stamps records of an event opened with attr, and
+ * can its horizon cover them? 0 if so; -EINVAL if not the clock (device
+ * clock with use_clockid set, clockid clock without use_clockid or with
+ * another clockid); -EOPNOTSUPP if the PMU hardware takes the sample
+ * time itself: precise_ip > 0 without use_clockid on a PMU that can do
+ * PEBS (x86 Intel: arch/x86/events/intel/ds.c:setup_pebs_time() stamps
+ * the sample with the PEBS record's TSC, taken before the record is
+ * committed, with large PEBS long before; see "Not covered" in
+ * perfclock_ioctl.h). Such records can come below any horizon. Open the
+ * event without precise_ip, or with use_clockid
+ * (perfclock_open_clockid()), where 6.1's setup_pebs_time() leaves the
+ * time to perf_prepare_sample(). The PMU is found in
+ * /sys/bus/event_source/devices (its caps/max_precise).
  */
 int perfclock_check_attr(const struct perfclock *clk,
 			 const struct perf_event_attr *attr);

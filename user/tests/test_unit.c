@@ -29,6 +29,7 @@ int main(void)
 	test_queue_memcap();
 	test_queue_memcap_retained();
 	test_horizon_estimate();
+	test_attr_hw_time();
 	scenario_schuchart();
 	scenario_ahern();
 	scenario_inflight();
