@@ -5,10 +5,14 @@
  * proof is THE FLUSH HORIZON in ../module/perfclock_ioctl.h.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
 
 #include "horizon_internal.h"
+
+#define PERFCLOCK_CLOCKSOURCE \
+	"/sys/devices/system/clocksource/clocksource0/current_clocksource"
 
 /*
  * The generation as the module gave it, if it fills one
@@ -69,10 +73,37 @@ static int module_is_exact(const struct perfclock *clk)
 	return 1;
 }
 
+/* The timekeeping clocksource is a paravirtual one (use_clockid clocks). */
+static int clocksource_paravirt(void)
+{
+	static const char *const pv[] = {
+		"kvm-clock", "xen", "hyperv_clocksource_tsc_page",
+		"hyperv_clocksource_msr",
+	};
+	char buf[64];
+	size_t i, n;
+	FILE *f = fopen(PERFCLOCK_CLOCKSOURCE, "re");
+
+	if (!f)
+		return 0;
+	n = fgets(buf, sizeof(buf), f) ? strcspn(buf, "\n") : 0;
+	fclose(f);
+	buf[n] = 0;
+	for (i = 0; i < sizeof(pv) / sizeof(pv[0]); i++)
+		if (!strcmp(buf, pv[i]))
+			return 1;
+	return 0;
+}
+
 static void module_info(struct perfclock *clk,
 			struct perfclock_clock_info *info)
 {
 	uint64_t h;
+
+	if (clk->hz_clockid == PERFCLOCK_HORIZON_PERF_CLOCK ?
+	    !!(clk->info.flags & PERFCLOCK_INFO_SCHED_CLOCK_PARAVIRT) :
+	    clocksource_paravirt())
+		info->flags |= PERFCLOCK_CLOCK_HORIZON_HOST_PROMISE;
 
 	if (clk->page &&
 	    perfclock_page_horizon(clk->page, clk->hz_clockid, &h) == 0)

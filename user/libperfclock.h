@@ -256,6 +256,21 @@ enum perfclock_backend {
 #define PERFCLOCK_CLOCK_HORIZON_EXACT	(1U << 4)
 /* perfclock_horizon() reads the page right now (no system call). */
 #define PERFCLOCK_CLOCK_HORIZON_PAGE	(1U << 5)
+/*
+ * The exact horizon's cross-CPU step rests on the hypervisor's promise:
+ * the clock it is read in comes from a paravirtual clock (perf_clock():
+ * a paravirtual sched_clock, the module's
+ * PERFCLOCK_INFO_SCHED_CLOCK_PARAVIRT; a use_clockid clock: the
+ * clocksource is kvm-clock, xen or Hyper-V's). With
+ * PVCLOCK_TSC_STABLE_BIT, arch/x86/kernel/pvclock.c:
+ * pvclock_clocksource_read() returns each vCPU's own reading and skips
+ * the global last_value maximum that otherwise forces it monotonic, so
+ * that one vCPU never reads the clock below another's earlier reading is
+ * the host's claim (stable TSCs, or its kvmclock master clock), not
+ * something the guest kernel checks. The horizon is still exact if the
+ * host keeps it; nothing in the guest can detect a host that does not.
+ */
+#define PERFCLOCK_CLOCK_HORIZON_HOST_PROMISE	(1U << 6)
 
 struct perfclock_clock_info {
 	uint32_t backend;		/* enum perfclock_backend */

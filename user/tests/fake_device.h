@@ -37,5 +37,6 @@ void test_horizon_device(void);
 void test_bounds_no_page(void);
 void test_horizon_clockid(void);
 void test_horizon_generation(void);
+void test_horizon_paravirt(void);
 
 #endif

@@ -380,6 +380,7 @@ int main(void)
 	test_bounds_no_page();
 	test_horizon_clockid();
 	test_horizon_generation();
+	test_horizon_paravirt();
 	test_perf_page();
 
 	/* Versions and errors. */

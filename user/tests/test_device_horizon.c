@@ -468,3 +468,61 @@ void test_horizon_generation(void)
 	       "generation: perfclock_horizon_gen() bad arguments: -EINVAL");
 	perfclock_close(c);
 }
+
+/* A paravirtual sched_clock: the horizon is the host's promise, flagged. */
+void test_horizon_paravirt(void)
+{
+	struct perfclock_clock_info info;
+	struct perfclock *c;
+	int ok;
+
+	fake_reset();
+	fake_info.flags |= PERFCLOCK_INFO_HORIZON;
+	page.flags |= PERFCLOCK_PAGE_HORIZON_VALID;
+	page.horizon_ns = 4000000;
+	c = perfclock_open("/dev/null");
+	ok = c && perfclock_get_info(c, &info) == 0 &&
+	     (info.flags & PERFCLOCK_CLOCK_HORIZON_EXACT) &&
+	     !(info.flags & PERFCLOCK_CLOCK_HORIZON_HOST_PROMISE);
+	tap_ok(ok, "paravirt: a native sched_clock: exact, no host promise");
+	perfclock_close(c);
+	fake_info.flags |= PERFCLOCK_INFO_SCHED_CLOCK_PARAVIRT;
+	c = perfclock_open("/dev/null");
+	ok = c && perfclock_get_info(c, &info) == 0 &&
+	     (info.flags & PERFCLOCK_CLOCK_HORIZON_EXACT) &&
+	     (info.flags & PERFCLOCK_CLOCK_HORIZON_HOST_PROMISE);
+	tap_ok(ok, "paravirt: PERFCLOCK_INFO_SCHED_CLOCK_PARAVIRT: exact, PERFCLOCK_CLOCK_HORIZON_HOST_PROMISE set");
+	perfclock_close(c);
+	/* A use_clockid clock: the flag follows the clocksource. */
+	{
+		char cs[64] = "";
+		FILE *f = fopen("/sys/devices/system/clocksource/clocksource0/current_clocksource", "r");
+		int pv;
+
+		if (f) {
+			if (!fgets(cs, sizeof(cs), f))
+				cs[0] = 0;
+			fclose(f);
+		}
+		cs[strcspn(cs, "\n")] = 0;
+		pv = !strcmp(cs, "kvm-clock") || !strcmp(cs, "xen") ||
+		     !strncmp(cs, "hyperv_clocksource_", 19);
+		devnode_present = 1;
+		c = perfclock_open_clockid(CLOCK_MONOTONIC);
+		ok = c && perfclock_get_info(c, &info) == 0 &&
+		     (info.flags & PERFCLOCK_CLOCK_HORIZON_EXACT) &&
+		     !!(info.flags & PERFCLOCK_CLOCK_HORIZON_HOST_PROMISE) == pv;
+		tap_ok(ok, "paravirt: CLOCK_MONOTONIC from the module, clocksource '%s': host promise %s",
+		       cs, pv ? "set" : "clear");
+		perfclock_close(c);
+		devnode_present = 0;
+	}
+	/* An estimate promises nothing exact: no flag. */
+	fake_info.flags &= ~PERFCLOCK_INFO_HORIZON;
+	c = perfclock_open("/dev/null");
+	ok = c && perfclock_get_info(c, &info) == 0 &&
+	     !(info.flags & (PERFCLOCK_CLOCK_HORIZON_EXACT |
+			     PERFCLOCK_CLOCK_HORIZON_HOST_PROMISE));
+	tap_ok(ok, "paravirt: a module without horizons: an estimate, no host promise flag");
+	perfclock_close(c);
+}
