@@ -52,6 +52,7 @@ struct perfclock {
 	pthread_mutex_t hz_lock;
 	int hz_any;			/* hz_last, hz_gen hold one */
 	uint32_t hz_gen, hz_acked;
+	uint32_t hz_gen_base;		/* the estimate's, after a withdraw */
 	uint64_t hz_last;
 	/*
 	 * Device without a mapped page: the module's skew and stall
@@ -60,6 +61,15 @@ struct perfclock {
 	 * horizon_estimate.c. Atomics.
 	 */
 	uint64_t np_skew, np_stall, np_when;
+	/*
+	 * Estimated horizons of a clock that can be set (REALTIME, TAI):
+	 * a CLOCK_REALTIME timerfd armed with TFD_TIMER_CANCEL_ON_SET (-1
+	 * if none) and the generation the sets it reported have made
+	 * (horizon_estimate.c), under set_lock.
+	 */
+	int set_tfd;
+	uint32_t set_gen;
+	pthread_mutex_t set_lock;
 };
 
 /* PERFCLOCK_IOC_GET_INFO into *info: 0 or -errno (libperfclock.c). */

@@ -48,19 +48,21 @@
  * together, and a generation reset must not be undone by a CAS-max from
  * a thread still holding a horizon of the old generation. The critical
  * section is a few loads and stores; perfclock_horizon() runs once per
- * round. The other atomics need no order: clk->hz points to a const
- * backend defined before main() (relaxed load, then only reads of
- * constants); np_skew/np_stall/np_when (horizon_estimate.c) are
- * estimates that no exact claim rests on, each one self-contained.
+ * round. clk->hz points to a const backend defined before main(); its
+ * one change (withdraw()) is a release that publishes hz_gen_base, read
+ * after the acquire in backend_of(). np_skew/np_stall/np_when
+ * (horizon_estimate.c) are relaxed: estimates that no exact claim rests
+ * on, each one self-contained.
  */
 #include <errno.h>
 
 #include "horizon_internal.h"
 #include "internal.h"
 
+/* Acquire: pairs with withdraw()'s release, for hz_gen_base. */
 static const struct horizon_backend *backend_of(const struct perfclock *clk)
 {
-	return __atomic_load_n(&clk->hz, __ATOMIC_RELAXED);
+	return __atomic_load_n(&clk->hz, __ATOMIC_ACQUIRE);
 }
 
 void perfclock__horizon_choose(struct perfclock *clk)
@@ -70,14 +72,17 @@ void perfclock__horizon_choose(struct perfclock *clk)
 	clk->hz = clk->hz_exact ? &perfclock__horizon_module :
 				 &perfclock__horizon_estimate;
 	clk->hz_opened = clk->hz;
+	perfclock__estimate_follow_sets(clk);
 }
 
 void perfclock__horizon_release(struct perfclock *clk)
 {
 	if (clk->hz_opened && clk->hz_opened->close)
 		clk->hz_opened->close(clk);
-	if (clk->hz_opened)
+	if (clk->hz_opened) {
+		perfclock__estimate_release(clk);
 		pthread_mutex_destroy(&clk->hz_lock);
+	}
 }
 
 /*
@@ -87,8 +92,17 @@ void perfclock__horizon_release(struct perfclock *clk)
  */
 static void withdraw(struct perfclock *clk)
 {
-	__atomic_store_n(&clk->hz, &perfclock__horizon_estimate,
-			 __ATOMIC_RELAXED);
+	/*
+	 * The estimate counts its generations from 1: continue the
+	 * module's, so that its horizons are not taken for older ones.
+	 */
+	pthread_mutex_lock(&clk->hz_lock);
+	if (backend_of(clk) != &perfclock__horizon_estimate) {
+		clk->hz_gen_base = clk->hz_any ? clk->hz_gen - 1 : 0;
+		__atomic_store_n(&clk->hz, &perfclock__horizon_estimate,
+				 __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(&clk->hz_lock);
 }
 
 /* Is generation a newer than b (wrap-safe; bumps are rare)? */
@@ -135,13 +149,19 @@ static int take(struct perfclock *clk, uint64_t *h, uint32_t *gen)
 {
 	int err;
 
+	const struct horizon_backend *b = backend_of(clk);
+
 	*gen = 1;
-	err = backend_of(clk)->horizon(clk, h, gen);
+	err = b->horizon(clk, h, gen);
 	if (err == -ENOTTY) {
 		withdraw(clk);
+		b = &perfclock__horizon_estimate;
 		*gen = 1;
-		err = perfclock__horizon_estimate.horizon(clk, h, gen);
+		err = b->horizon(clk, h, gen);
 	}
+	/* hz_gen_base changes once, before the switch it comes with. */
+	if (b == &perfclock__horizon_estimate)
+		*gen += __atomic_load_n(&clk->hz_gen_base, __ATOMIC_RELAXED);
 	return err;
 }
 

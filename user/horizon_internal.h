@@ -79,5 +79,11 @@ int perfclock__horizon_info(struct perfclock *clk,
  */
 uint64_t perfclock__skew_estimate(struct perfclock *clk);
 uint64_t perfclock__inflight_estimate(struct perfclock *clk);
+/*
+ * The estimate of a clock that can be set follows the sets (a timerfd
+ * with TFD_TIMER_CANCEL_ON_SET): at open, and released at close.
+ */
+void perfclock__estimate_follow_sets(struct perfclock *clk);
+void perfclock__estimate_release(struct perfclock *clk);
 
 #endif /* PERFCLOCK_HORIZON_INTERNAL_H */

@@ -247,7 +247,14 @@ enum perfclock_backend {
 /* perfclock_read() makes no system call right now (page or vDSO). */
 #define PERFCLOCK_CLOCK_PAGE_MAPPED	(1U << 1)
 #define PERFCLOCK_CLOCK_PAGE_TSC_VALID	(1U << 2)
-/* The clock can be set (REALTIME, TAI): it may step backwards. */
+/*
+ * The clock can be set (REALTIME, TAI): it may step backwards. Its
+ * horizons then restart (PERFCLOCK_HORIZON_RESTARTED): the estimate's
+ * on every set of the wall clock the kernel reports through a
+ * TFD_TIMER_CANCEL_ON_SET timerfd (forward sets too; seen at the first
+ * horizon after the kernel's clock_was_set()); the module's when it bumps
+ * its generation (PERFCLOCK_INFO_HORIZON_GENERATION).
+ */
 #define PERFCLOCK_CLOCK_SETTABLE	(1U << 3)
 /*
  * perfclock_horizon() is exact: the module proves it. Without this flag
