@@ -4,11 +4,13 @@
  * clock's backend for a horizon, publishes it (never lower than one
  * already returned) and returns: one call down, one return.
  *
- *	horizon.c		perfclock_horizon(), perfclock_horizon_sync(),
- *				the shared last horizon, the choice of backend
- *	horizon_module.c	the module's: its page, else GET_HORIZON
+ *	horizon.c		perfclock_horizon(), _gen(), _sync(): the
+ *				shared last horizon and its generation
+ *				(MEMORY ORDER), the choice of backend
+ *	horizon_module.c	the module's: its page, else GET_HORIZON,
+ *				with the module's generation
  *	horizon_estimate.c	no exact backend: read minus skew and
- *				in-flight allowance
+ *				in-flight allowance; REALTIME/TAI sets
  *
  * HOW A NEW BACKEND PLUGS IN: write horizon_<name>.c with a
  * `const struct horizon_backend perfclock__horizon_<name>` implementing

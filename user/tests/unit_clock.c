@@ -319,6 +319,47 @@ void test_horizon_estimate(void)
 }
 
 
+/* The estimate of a settable clock holds one timerfd, closed at close. */
+static int open_fds(void)
+{
+	char path[64];
+	int fd, n = 0;
+
+	for (fd = 0; fd < 1024; fd++) {
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		n += access(path, F_OK) == 0;
+	}
+	return n;
+}
+
+void test_settable_estimate(void)
+{
+	struct perfclock *c;
+	uint64_t h;
+	uint32_t gen;
+	int fds = open_fds(), during, ret, i;
+	struct stat st;
+
+	if (stat(PERFCLOCK_DEFAULT_PATH, &st) == 0) {
+		tap_skip("settable: REALTIME estimate # SKIP %s exists here",
+			 PERFCLOCK_DEFAULT_PATH);
+		return;
+	}
+	c = perfclock_open_clockid(CLOCK_REALTIME);
+	during = open_fds();
+	ret = c ? perfclock_horizon_gen(c, &h, &gen) : -1;
+	for (i = 0; c && ret == 0 && i < 1000; i++)
+		ret = perfclock_horizon_gen(c, &h, &gen);
+	tap_ok(c && during == fds + 1 && ret == 0 && gen == 1,
+	       "settable: a REALTIME estimate holds one fd (its CANCEL_ON_SET timerfd: %d more); "
+	       "1000 horizons, no set, no restart (gen %u)", during - fds, gen);
+	perfclock_close(c);
+	c = perfclock_open_clockid(CLOCK_MONOTONIC);
+	tap_ok(c && open_fds() == fds,
+	       "settable: closed with the clock; a MONOTONIC clock holds none");
+	perfclock_close(c);
+}
+
 /* ------------------------------------------------------------------ */
 /* Hardware-stamped samples (attr_hwtime.c) against sysfs trees        */
 /* ------------------------------------------------------------------ */
