@@ -869,7 +869,7 @@ static long perfclock_ioctl_get_horizon(struct perfclock_horizon __user *uh)
 	if (copy_from_user(&h, uh, sizeof(h)))
 		return -EFAULT;
 	if ((h.flags & ~PERFCLOCK_HORIZON_EXPEDITED) || h.reserved[0] ||
-	    h.reserved[1])
+	    h.generation || h.__reserved0)
 		return -EINVAL;
 	if (h.clockid == PERFCLOCK_HORIZON_PERF_CLOCK)
 		mask = PERFCLOCK_HORIZON_PERF_BIT;

@@ -109,6 +109,24 @@
  *    forward; the guarantee about data_head still holds.
  *  - AUX area data: stamped by the hardware, not by perf_clock(). The
  *    AUX records in the main ring are covered.
+ *  - Samples whose time the PMU driver sets itself. perf_prepare_sample()
+ *    (kernel/events/core.c) stamps PERF_SAMPLE_TIME only if the driver
+ *    has not set it in data->sample_flags. In 6.1 only x86 Intel PEBS
+ *    does: arch/x86/events/intel/ds.c:setup_pebs_time() takes the PEBS
+ *    record's TSC, before the record is committed (with large PEBS long
+ *    before: the records wait in the DS buffer for
+ *    intel_pmu_drain_pebs_buffer()), unless the event has use_clockid or
+ *    sched_clock is not the native stable one. libperfclock's
+ *    perfclock_check_attr() refuses precise_ip events without
+ *    use_clockid on a PMU that can do PEBS (-EOPNOTSUPP). Looked at and
+ *    covered: s390 PAI (perf_pai_ext.c, perf_pai_crypto.c set data.time
+ *    without the sample flag, so perf_prepare_sample() stamps it again),
+ *    s390 cpum_sf, powerpc core-book3s, AMD IBS and Intel BTS (perf
+ *    stamps at output, in the critical section that commits), ARM SPE
+ *    and Intel PT (AUX data, above). Checked in 6.1; the mainline tree
+ *    could not be read here, and a 2023 proposal (converting the PEBS
+ *    TSC for use_clockid CLOCK_MONOTONIC events) would make those
+ *    hardware-stamped too.
  *  - REALTIME and TAI step when the clock is set; the fast accessors of
  *    MONOTONIC and MONOTONIC_RAW may read a few ns backwards across a
  *    timekeeping update (kernel/time/timekeeping.c:
@@ -169,6 +187,16 @@ struct perfclock_time {
 #define PERFCLOCK_INFO_PAGE_TSC_VALID		0x00000002U
 /* The module hands out flush horizons: PERFCLOCK_IOC_GET_HORIZON, page. */
 #define PERFCLOCK_INFO_HORIZON			0x00000004U
+/*
+ * The module fills the horizon generation (perfclock_page and
+ * perfclock_horizon::generation). It starts at 1 and is bumped when a
+ * horizon already handed out may be above a later stamp (sched_clock
+ * became unstable; CLOCK_REALTIME or CLOCK_TAI set backward). After a
+ * bump, horizons restart from a new proven sample and may be SMALLER.
+ */
+#define PERFCLOCK_INFO_HORIZON_GENERATION	0x00000008U
+/* sched_clock is paravirtual (kvm-clock, Xen, ...). */
+#define PERFCLOCK_INFO_SCHED_CLOCK_PARAVIRT	0x00000010U
 
 struct perfclock_info {
 	__u32 abi_version;	/* PERFCLOCK_ABI_VERSION */
@@ -226,7 +254,9 @@ struct perfclock_horizon {
 	__u32 flags;		/* in: PERFCLOCK_HORIZON_*, others zero */
 	__u64 ns;		/* out: the horizon, see THE FLUSH HORIZON */
 	__u64 wait_ns;		/* out: time spent in the grace period */
-	__u64 reserved[2];	/* in: zero; out: zero */
+	__u32 generation;	/* out: PERFCLOCK_INFO_HORIZON_GENERATION */
+	__u32 __reserved0;	/* in: zero; out: zero */
+	__u64 reserved[1];	/* in: zero; out: zero */
 };
 
 #define PERFCLOCK_IOC_GET_TIME	_IOR(PERFCLOCK_IOC_MAGIC, 0x01, struct perfclock_time)
@@ -344,7 +374,8 @@ struct perfclock_page {
 	/* local_clock() when the horizon's grace period was seen to end. */
 	__u64 horizon_proven_ns;
 	__u32 horizon_clockids;	/* bit id: horizon_clockid_ns[id] valid */
-	__u32 __reserved1;
+	/* PERFCLOCK_INFO_HORIZON_GENERATION; read with the horizon. */
+	__u32 horizon_generation;
 	__u64 horizon_clockid_ns[PERFCLOCK_HORIZON_CLOCKIDS];
 	__u64 __reserved[482];	/* zero; pads the struct to 4096 bytes */
 };

@@ -121,11 +121,11 @@ TEST_F(horizon, bad_requests_rejected)
 				      0x2, &h));
 	memset(&h, 0, sizeof(h));
 	h.clockid = PERFCLOCK_HORIZON_PERF_CLOCK;
-	h.reserved[1] = 1;
+	h.__reserved0 = 1;
 	EXPECT_EQ(-EINVAL, pc_ioctl(self->fd, PERFCLOCK_IOC_GET_HORIZON, &h));
 	EXPECT_EQ(-EFAULT, pc_ioctl(self->fd, PERFCLOCK_IOC_GET_HORIZON, NULL));
 	/* The input is left as it was: nothing is written on an error. */
-	EXPECT_EQ(1, h.reserved[1]);
+	EXPECT_EQ(1, h.__reserved0);
 	EXPECT_EQ(0, h.ns);
 }
 

@@ -1,15 +1,14 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * libperfclock: the clock and its flush horizon. Module backend
- * (/dev/perfclock: page fast path, ioctl fallback), clock_gettime
- * backend (events opened use_clockid) and perf page backend (perf's own
- * time_zero conversion, no module), the last two taking their exact
- * horizons from the module when there is one.
+ * libperfclock: the clock. Module backend (/dev/perfclock: page fast
+ * path, ioctl fallback), clock_gettime backend (events opened
+ * use_clockid) and perf page backend (perf's own time_zero conversion, no
+ * module). Its flush horizon is horizon.c's (horizon_internal.h).
  *
  * A struct perfclock barely changes after perfclock_open*() returns (the
- * page is the kernel's, read with the seq protocol; the two horizon
- * fields that can change are atomics), so calls from any number of
- * threads need no lock.
+ * page is the kernel's, read with the seq protocol; the horizon's fields
+ * that can change are atomics), so calls from any number of threads need
+ * no lock.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -24,41 +23,9 @@
 #include <linux/perf_event.h>
 
 #include "libperfclock.h"
-#include "perfclock_page.h"
 #include "internal.h"
-
-struct perfclock {
-	enum perfclock_backend backend;
-	int fd;				/* the device; -1 if none */
-	clockid_t clockid;		/* clockid backend */
-	clockid_t coarse_clockid;	/* lower bound; == clockid if none */
-	const struct perfclock_page *page;	/* NULL if not mapped */
-	/* perf page backend: the caller's perf mmap page (time_zero). */
-	const struct perf_event_mmap_page *perf_page;
-	size_t page_len;
-	struct perfclock_info info;	/* device, as read at open */
-	/*
-	 * Horizons: hz_clockid is what the module is asked for
-	 * (PERFCLOCK_HORIZON_PERF_CLOCK or the clockid); hz_exact says the
-	 * module hands them out. What changes after open: hz_broken (the
-	 * module refused the ioctl after all) and hz_last (the highest
-	 * horizon returned, so that they never go down), atomics both.
-	 */
-	int hz_clockid;
-	int hz_exact;
-	int hz_broken;
-	uint64_t hz_last;
-	/*
-	 * Device without a mapped page: the module's skew and stall
-	 * estimates as PERFCLOCK_IOC_GET_INFO last gave them, and when
-	 * (CLOCK_MONOTONIC_COARSE); refreshed at most every
-	 * INFO_REFRESH_NS. Atomics.
-	 */
-	uint64_t np_skew, np_stall, np_when;
-};
-
-/* Without the page, ask the module for its estimates this often at most. */
-#define INFO_REFRESH_NS	10000000ULL	/* 10 ms */
+#include "clock_internal.h"
+#include "horizon_internal.h"
 
 static int clockid_supported(int clockid, clockid_t *coarse, uint32_t *flags)
 {
@@ -84,7 +51,7 @@ static int clockid_supported(int clockid, clockid_t *coarse, uint32_t *flags)
 	return 0;
 }
 
-static int get_info(int fd, struct perfclock_info *info)
+int perfclock__get_info(int fd, struct perfclock_info *info)
 {
 	memset(info, 0, sizeof(*info));
 	if (ioctl(fd, PERFCLOCK_IOC_GET_INFO, info))
@@ -130,7 +97,7 @@ static int attach_device(struct perfclock *clk, const char *path)
 		err = -ENOTTY;
 		goto err_close;
 	}
-	err = get_info(fd, &clk->info);
+	err = perfclock__get_info(fd, &clk->info);
 	if (err) {
 		/* An older perfclock module: say so, not "not a perfclock". */
 		if (err == -ENOTTY && is_abi1_module(fd))
@@ -160,6 +127,10 @@ static int attach_device(struct perfclock *clk, const char *path)
 		if (page != MAP_FAILED) {
 			clk->page = page;
 			clk->page_len = clk->info.page_size;
+			/* Reads of the device's own clock only (see open). */
+			if (PERFCLOCK_PAGE_HAVE_TSC &&
+			    clk->backend == PERFCLOCK_BACKEND_DEVICE)
+				clk->read_page = page;
 		}
 	}
 	return 0;
@@ -177,6 +148,7 @@ static void detach_device(struct perfclock *clk)
 	if (clk->fd >= 0)
 		close(clk->fd);
 	clk->page = NULL;
+	clk->read_page = NULL;
 	clk->page_len = 0;
 	clk->fd = -1;
 	clk->hz_exact = 0;
@@ -216,6 +188,7 @@ PERFCLOCK_API struct perfclock *perfclock_open_clockid(int clockid)
 	if (clockid < PERFCLOCK_HORIZON_CLOCKIDS &&
 	    attach_device(clk, PERFCLOCK_DEVICE_PATH) == 0 && !clk->hz_exact)
 		detach_device(clk);
+	perfclock__horizon_choose(clk);
 	return clk;
 }
 
@@ -284,6 +257,7 @@ perfclock_open_perf_page(const struct perf_event_mmap_page *pc)
 	/* Exact horizons from the module if it is there (as for clockids). */
 	if (attach_device(clk, PERFCLOCK_DEVICE_PATH) == 0 && !clk->hz_exact)
 		detach_device(clk);
+	perfclock__horizon_choose(clk);
 	return clk;
 }
 
@@ -308,6 +282,7 @@ PERFCLOCK_API struct perfclock *perfclock_open(const char *path)
 		errno = -err;
 		return NULL;
 	}
+	perfclock__horizon_choose(clk);
 	return clk;
 }
 
@@ -315,6 +290,7 @@ PERFCLOCK_API void perfclock_close(struct perfclock *clk)
 {
 	if (!clk)
 		return;
+	perfclock__horizon_release(clk);
 	detach_device(clk);
 	free(clk);
 }
@@ -344,7 +320,9 @@ PERFCLOCK_API int perfclock_read_ioctl(struct perfclock *clk, uint64_t *ns)
 	return 0;
 }
 
-PERFCLOCK_API int perfclock_read(struct perfclock *clk, uint64_t *ns)
+/* Everything but the first try of the page: the other backends, retries. */
+static __attribute__((noinline)) int read_general(struct perfclock *clk,
+						  uint64_t *ns)
 {
 	if (!clk || !ns)
 		return -EINVAL;
@@ -353,98 +331,33 @@ PERFCLOCK_API int perfclock_read(struct perfclock *clk, uint64_t *ns)
 	if (clk->backend == PERFCLOCK_BACKEND_PERF_PAGE)
 		return perf_page_read(clk->perf_page, ns);
 #if defined(__x86_64__) || defined(__i386__)
-	/* Fast path: no syscall, no allocation, bounded retries. */
+	/* No syscall, no allocation, bounded retries. */
 	if (clk->page && perfclock_page_read_now(clk->page, ns) == 0)
 		return 0;
 #endif
 	return perfclock_read_ioctl(clk, ns);
 }
 
-static uint64_t sub_sat(uint64_t a, uint64_t b)
-{
-	return a > b ? a - b : 0;
-}
-
 /*
- * The larger of a value read at open and the page's current one (the
- * module only lets them grow). An aligned 64-bit load; no seq loop needed
- * for a value that is only ever compared.
+ * The fast path is a leaf: one load of clk (read_page), the page's first
+ * seq try inlined, no stack frame, no call; anything else is a tail call
+ * to read_general(). Under TCG every load, push and pop is an emulated
+ * memory access and every return an indirect-jump lookup, so the frame
+ * and the backend tests that the earlier layout paid on every read were
+ * a large part of what perfclock_read() cost over perf's bare page read
+ * (README, "Costs").
  */
-static uint64_t page_max(const struct perfclock *clk, uint64_t at_open,
-			 const __u64 *field)
+PERFCLOCK_API int perfclock_read(struct perfclock *clk, uint64_t *ns)
 {
-	uint64_t p;
+	const struct perfclock_page *pg;
 
-	if (clk->page) {
-		p = __atomic_load_n(field, __ATOMIC_RELAXED);
-		if (p > at_open)
-			return p;
+	if (__builtin_expect(clk != NULL && ns != NULL, 1)) {
+		pg = clk->read_page;
+		if (__builtin_expect(pg != NULL, 1) &&
+		    __builtin_expect(perfclock_page_try_now(pg, ns) > 0, 1))
+			return 0;
 	}
-	return at_open;
-}
-
-/*
- * No page to follow the module's estimates on (an unknown page version, a
- * failed mmap): ask it, rate-limited, so that they do not stay frozen at
- * their value at open (issue 13, item 2). One caller refreshes; the
- * others use the values they find.
- */
-static void nopage_refresh(struct perfclock *clk)
-{
-	struct perfclock_info ki;
-	struct timespec ts;
-	uint64_t now, when;
-
-	if (clk->page || clk->fd < 0 || clock_gettime(CLOCK_MONOTONIC_COARSE, &ts))
-		return;
-	now = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-	when = __atomic_load_n(&clk->np_when, __ATOMIC_RELAXED);
-	if (when && now - when < INFO_REFRESH_NS)
-		return;
-	if (!__atomic_compare_exchange_n(&clk->np_when, &when, now ? now : 1,
-					 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-		return;
-	if (get_info(clk->fd, &ki))
-		return;
-	__atomic_store_n(&clk->np_skew, ki.skew_estimate_ns, __ATOMIC_RELAXED);
-	__atomic_store_n(&clk->np_stall, ki.timer_lateness_ns,
-			 __ATOMIC_RELAXED);
-}
-
-/* max(at open, the module's latest: the page's, else GET_INFO's) */
-static uint64_t module_max(struct perfclock *clk, uint64_t at_open,
-			   const __u64 *page_field, const uint64_t *np_field)
-{
-	uint64_t v;
-
-	if (clk->page)
-		return page_max(clk, at_open, page_field);
-	nopage_refresh(clk);
-	v = __atomic_load_n(np_field, __ATOMIC_RELAXED);
-	return v > at_open ? v : at_open;
-}
-
-/* The module's skew estimate; 0 for the clockid clocks (one clock). */
-static uint64_t skew_estimate(struct perfclock *clk)
-{
-	if (clk->backend != PERFCLOCK_BACKEND_DEVICE)
-		return 0;
-	return module_max(clk, clk->info.skew_estimate_ns,
-			  clk->page ? &clk->page->skew_estimate_ns : NULL,
-			  &clk->np_skew);
-}
-
-/* The in-flight allowance of an estimated horizon (see the header). */
-static uint64_t inflight_estimate(struct perfclock *clk)
-{
-	uint64_t stall = 0;
-
-	if (clk->backend == PERFCLOCK_BACKEND_DEVICE)
-		stall = module_max(clk, clk->info.timer_lateness_ns,
-				   clk->page ? &clk->page->timer_lateness_ns :
-				   NULL, &clk->np_stall);
-	return stall > PERFCLOCK_HORIZON_ESTIMATE_INFLIGHT_NS ? stall :
-		PERFCLOCK_HORIZON_ESTIMATE_INFLIGHT_NS;
+	return read_general(clk, ns);
 }
 
 PERFCLOCK_API int perfclock_read_lower_bound(struct perfclock *clk,
@@ -468,110 +381,13 @@ PERFCLOCK_API int perfclock_read_lower_bound(struct perfclock *clk,
 		if ((s.flags & PERFCLOCK_PAGE_TSC_VALID) && s.now_ns > v)
 			v = s.now_ns;
 #endif
-		*ns = sub_sat(v, skew_estimate(clk));
+		*ns = perfclock__sub_sat(v, perfclock__skew_estimate(clk));
 		return 0;
 	}
 	err = perfclock_read_ioctl(clk, &v);
 	if (err)
 		return err;
-	*ns = sub_sat(v, skew_estimate(clk));
-	return 0;
-}
-
-/* ---- the flush horizon ---- */
-
-static int horizon_is_exact(const struct perfclock *clk)
-{
-	return clk->hz_exact &&
-	       !__atomic_load_n(&clk->hz_broken, __ATOMIC_RELAXED);
-}
-
-/* Never hand out less than before: each value was exact when returned. */
-static uint64_t horizon_publish(struct perfclock *clk, uint64_t h)
-{
-	uint64_t last = __atomic_load_n(&clk->hz_last, __ATOMIC_RELAXED);
-
-	while (h > last &&
-	       !__atomic_compare_exchange_n(&clk->hz_last, &last, h, 1,
-					    __ATOMIC_RELAXED,
-					    __ATOMIC_RELAXED))
-		;
-	return h > last ? h : last;
-}
-
-/* PERFCLOCK_IOC_GET_HORIZON; -ENOTTY/-EINVAL mean an older module. */
-static int horizon_ioctl(struct perfclock *clk, uint32_t flags, uint64_t *ns)
-{
-	struct perfclock_horizon hz;
-
-	memset(&hz, 0, sizeof(hz));
-	hz.clockid = clk->hz_clockid;
-	hz.flags = flags;
-	if (ioctl(clk->fd, PERFCLOCK_IOC_GET_HORIZON, &hz))
-		return -errno;
-	*ns = hz.ns;
-	return 0;
-}
-
-static int horizon_estimate(struct perfclock *clk, uint64_t *ns)
-{
-	uint64_t now;
-	int err = perfclock_read(clk, &now);
-
-	if (err)
-		return err;
-	*ns = sub_sat(now, skew_estimate(clk) + inflight_estimate(clk));
-	return 0;
-}
-
-PERFCLOCK_API int perfclock_horizon(struct perfclock *clk, uint64_t *ns)
-{
-	uint64_t h;
-	int err;
-
-	if (!clk || !ns)
-		return -EINVAL;
-	if (horizon_is_exact(clk)) {
-		/* The page's proven horizon: no system call. */
-		if (clk->page &&
-		    perfclock_page_horizon(clk->page, clk->hz_clockid, &h) == 0)
-			goto out;
-		/* None on the page (yet): a fresh one, after a grace period. */
-		err = horizon_ioctl(clk, 0, &h);
-		if (!err)
-			goto out;
-		if (err != -ENOTTY && err != -EINVAL)
-			return err;
-		/* The module said it had horizons, then refused them. */
-		__atomic_store_n(&clk->hz_broken, 1, __ATOMIC_RELAXED);
-	}
-	err = horizon_estimate(clk, &h);
-	if (err)
-		return err;
-out:
-	*ns = horizon_publish(clk, h);
-	return 0;
-}
-
-PERFCLOCK_API int perfclock_horizon_sync(struct perfclock *clk,
-					 uint32_t flags, uint64_t *ns)
-{
-	uint64_t h;
-	int err;
-
-	if (!clk || !ns || (flags & ~PERFCLOCK_HORIZON_SYNC_EXPEDITED))
-		return -EINVAL;
-	if (!horizon_is_exact(clk))
-		return -EOPNOTSUPP;
-	err = horizon_ioctl(clk, (flags & PERFCLOCK_HORIZON_SYNC_EXPEDITED) ?
-			    PERFCLOCK_HORIZON_EXPEDITED : 0, &h);
-	if (err == -ENOTTY) {
-		__atomic_store_n(&clk->hz_broken, 1, __ATOMIC_RELAXED);
-		return -EOPNOTSUPP;
-	}
-	if (err)
-		return err;
-	*ns = horizon_publish(clk, h);
+	*ns = perfclock__sub_sat(v, perfclock__skew_estimate(clk));
 	return 0;
 }
 
@@ -580,7 +396,6 @@ PERFCLOCK_API int perfclock_get_info(struct perfclock *clk,
 {
 	struct perfclock_page_sample s;
 	struct perfclock_info ki;
-	uint64_t h, now;
 	int err;
 
 	if (!clk || !info)
@@ -604,7 +419,7 @@ PERFCLOCK_API int perfclock_get_info(struct perfclock *clk,
 		if (perf_page_read(clk->perf_page, &ns) == 0)
 			info->flags |= PERFCLOCK_CLOCK_PAGE_TSC_VALID;
 	} else {
-		err = get_info(clk->fd, &ki);
+		err = perfclock__get_info(clk->fd, &ki);
 		if (err)
 			return err;
 		info->clockid = -1;
@@ -623,23 +438,7 @@ PERFCLOCK_API int perfclock_get_info(struct perfclock *clk,
 		}
 	}
 
-	/* The horizon's kind, and its age now. */
-	err = perfclock_horizon(clk, &h);
-	if (err)
-		return err;
-	if (horizon_is_exact(clk)) {
-		info->flags |= PERFCLOCK_CLOCK_HORIZON_EXACT;
-		if (clk->page &&
-		    perfclock_page_horizon(clk->page, clk->hz_clockid, &now) == 0)
-			info->flags |= PERFCLOCK_CLOCK_HORIZON_PAGE;
-	} else {
-		info->inflight_estimate_ns = inflight_estimate(clk);
-	}
-	err = perfclock_read(clk, &now);
-	if (err)
-		return err;
-	info->horizon_age_ns = sub_sat(now, h);
-	return 0;
+	return perfclock__horizon_info(clk, info);
 }
 
 PERFCLOCK_API int perfclock_check_attr(const struct perfclock *clk,
@@ -647,10 +446,15 @@ PERFCLOCK_API int perfclock_check_attr(const struct perfclock *clk,
 {
 	if (!clk || !attr)
 		return -EINVAL;
-	if (clk->backend != PERFCLOCK_BACKEND_CLOCKID)
-		return attr->use_clockid ? -EINVAL : 0;
-	if (!attr->use_clockid || attr->clockid != clk->clockid)
+	if (clk->backend != PERFCLOCK_BACKEND_CLOCKID) {
+		if (attr->use_clockid)
+			return -EINVAL;
+	} else if (!attr->use_clockid || attr->clockid != clk->clockid) {
 		return -EINVAL;
+	}
+	/* Stamped by the PMU (PEBS): no horizon covers it (attr_hwtime.c). */
+	if (perfclock__attr_hw_time(attr, PERFCLOCK_PMU_DEVICES))
+		return -EOPNOTSUPP;
 	return 0;
 }
 

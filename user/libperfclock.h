@@ -125,8 +125,19 @@ void perfclock_close(struct perfclock *clk);
  * this clock) below H is already visible in its ring (its data_head
  * published) when the call returns. Load data_head after this returns
  * (perfclock_ring_read_begin() does) and drain every ring, and no record
- * below H is left behind. Thread-safe; the values it returns never go
- * down.
+ * below H is left behind. Thread-safe (an H proven by another thread
+ * comes ordered after its proof: horizon.c, MEMORY ORDER); the values it
+ * returns never go down.
+ *
+ * -ESTALE: the horizons RESTARTED, and this caller cannot follow a
+ * restart. A module with PERFCLOCK_INFO_HORIZON_GENERATION restarts them
+ * when one already handed out may be above a later stamp (sched_clock
+ * became unstable and its clocks were reset; CLOCK_REALTIME or CLOCK_TAI
+ * set backward): every H returned before is void, and the new ones may
+ * be smaller. perfclock_horizon() then fails, on every call, until the
+ * program takes its horizons from perfclock_horizon_gen(), which reports
+ * the restart and goes on. (A program written before generations existed
+ * stops with an error instead of merging on a void horizon.)
  *
  * Exact (PERFCLOCK_CLOCK_HORIZON_EXACT in perfclock_get_info()) when the
  * module hands out horizons:
@@ -150,6 +161,23 @@ void perfclock_close(struct perfclock *clk);
 int perfclock_horizon(struct perfclock *clk, uint64_t *ns);
 
 /*
+ * perfclock_horizon() that follows restarts: 0, *ns and *gen (the
+ * horizons' generation, from 1), or PERFCLOCK_HORIZON_RESTARTED (1) when
+ * the generation changed since this clock last told a caller (each
+ * restart is reported once per clock; threads that take horizons each
+ * compare *gen with the one they had). On a restart *ns is the first
+ * horizon of the new generation and may be below every earlier one; the
+ * earlier ones are void: a record stamped below them can still come.
+ * What a tool does then: flush everything it holds, in order
+ * (perfclock_queue_restart() does, and forgets the old limit), then goes
+ * on with the new horizons. Events already emitted before the restart
+ * may be out of order against what comes after: that cannot be undone.
+ * Errors as perfclock_horizon(), never -ESTALE.
+ */
+int perfclock_horizon_gen(struct perfclock *clk, uint64_t *ns, uint32_t *gen);
+#define PERFCLOCK_HORIZON_RESTARTED	1
+
+/*
  * The in-flight allowance of an estimated horizon: how long a record may
  * take from its timestamp to its commit. A guess, not a bound: stalls of
  * a descheduled vCPU of 12.7 ms were measured in this project's guests.
@@ -171,7 +199,8 @@ int perfclock_horizon(struct perfclock *clk, uint64_t *ns);
  * stream, say) rather than the page's, about a grace period old.
  * Errors: -EOPNOTSUPP without a module that hands out horizons (a clockid
  * clock without /dev/perfclock, an older module), -EPERM (expedited,
- * unprivileged), -EINVAL (unknown flags), -EINTR.
+ * unprivileged), -EINVAL (unknown flags), -EINTR, -ESTALE as
+ * perfclock_horizon() (a restart not yet taken by perfclock_horizon_gen()).
  */
 int perfclock_horizon_sync(struct perfclock *clk, uint32_t flags,
 			   uint64_t *ns);
@@ -218,7 +247,14 @@ enum perfclock_backend {
 /* perfclock_read() makes no system call right now (page or vDSO). */
 #define PERFCLOCK_CLOCK_PAGE_MAPPED	(1U << 1)
 #define PERFCLOCK_CLOCK_PAGE_TSC_VALID	(1U << 2)
-/* The clock can be set (REALTIME, TAI): it may step backwards. */
+/*
+ * The clock can be set (REALTIME, TAI): it may step backwards. Its
+ * horizons then restart (PERFCLOCK_HORIZON_RESTARTED): the estimate's
+ * on every set of the wall clock the kernel reports through a
+ * TFD_TIMER_CANCEL_ON_SET timerfd (forward sets too; seen at the first
+ * horizon after the kernel's clock_was_set()); the module's when it bumps
+ * its generation (PERFCLOCK_INFO_HORIZON_GENERATION).
+ */
 #define PERFCLOCK_CLOCK_SETTABLE	(1U << 3)
 /*
  * perfclock_horizon() is exact: the module proves it. Without this flag
@@ -227,6 +263,21 @@ enum perfclock_backend {
 #define PERFCLOCK_CLOCK_HORIZON_EXACT	(1U << 4)
 /* perfclock_horizon() reads the page right now (no system call). */
 #define PERFCLOCK_CLOCK_HORIZON_PAGE	(1U << 5)
+/*
+ * The exact horizon's cross-CPU step rests on the hypervisor's promise:
+ * the clock it is read in comes from a paravirtual clock (perf_clock():
+ * a paravirtual sched_clock, the module's
+ * PERFCLOCK_INFO_SCHED_CLOCK_PARAVIRT; a use_clockid clock: the
+ * clocksource is kvm-clock, xen or Hyper-V's). With
+ * PVCLOCK_TSC_STABLE_BIT, arch/x86/kernel/pvclock.c:
+ * pvclock_clocksource_read() returns each vCPU's own reading and skips
+ * the global last_value maximum that otherwise forces it monotonic, so
+ * that one vCPU never reads the clock below another's earlier reading is
+ * the host's claim (stable TSCs, or its kvmclock master clock), not
+ * something the guest kernel checks. The horizon is still exact if the
+ * host keeps it; nothing in the guest can detect a host that does not.
+ */
+#define PERFCLOCK_CLOCK_HORIZON_HOST_PROMISE	(1U << 6)
 
 struct perfclock_clock_info {
 	uint32_t backend;		/* enum perfclock_backend */
@@ -260,7 +311,10 @@ struct perfclock_clock_info {
 	 * timer_lateness_ns); the skew estimate comes off too.
 	 */
 	uint64_t inflight_estimate_ns;
-	uint64_t reserved[2];
+	/* The horizons' generation (perfclock_horizon_gen()); 1 if none. */
+	uint32_t horizon_generation;
+	uint32_t reserved0;
+	uint64_t reserved[1];
 };
 
 /*
@@ -272,9 +326,19 @@ int perfclock_get_info(struct perfclock *clk,
 		       struct perfclock_clock_info *info);
 
 /*
- * Is clk the clock that stamps records of an event opened with attr?
- * 0 if so; -EINVAL if not (device clock with use_clockid set, clockid
- * clock without use_clockid or with another clockid).
+ * Is clk the clock that stamps records of an event opened with attr, and
+ * can its horizon cover them? 0 if so; -EINVAL if not the clock (device
+ * clock with use_clockid set, clockid clock without use_clockid or with
+ * another clockid); -EOPNOTSUPP if the PMU hardware takes the sample
+ * time itself: precise_ip > 0 without use_clockid on a PMU that can do
+ * PEBS (x86 Intel: arch/x86/events/intel/ds.c:setup_pebs_time() stamps
+ * the sample with the PEBS record's TSC, taken before the record is
+ * committed, with large PEBS long before; see "Not covered" in
+ * perfclock_ioctl.h). Such records can come below any horizon. Open the
+ * event without precise_ip, or with use_clockid
+ * (perfclock_open_clockid()), where 6.1's setup_pebs_time() leaves the
+ * time to perf_prepare_sample(). The PMU is found in
+ * /sys/bus/event_source/devices (its caps/max_precise).
  */
 int perfclock_check_attr(const struct perfclock *clk,
 			 const struct perf_event_attr *attr);
@@ -606,6 +670,17 @@ int64_t perfclock_queue_flush_until(struct perfclock_queue *q,
 /* Emit everything that is queued (end of stream). */
 int64_t perfclock_queue_flush_all(struct perfclock_queue *q);
 
+/*
+ * The horizons restarted (PERFCLOCK_HORIZON_RESTARTED): emit everything
+ * queued, in order, as perfclock_queue_flush_all(), then forget the
+ * limits and times the old generation set (last_limit, last_emitted, each
+ * source's last push), so that the new generation's events, stamped
+ * below them, are ordered among themselves and not delivered LATE or
+ * counted below_horizon against a void horizon. Counts restarts.
+ * Returns what flush_all returns.
+ */
+int64_t perfclock_queue_restart(struct perfclock_queue *q);
+
 struct perfclock_queue_stats {
 	uint64_t pushed;
 	uint64_t emitted;		/* in order, including forced */
@@ -623,7 +698,7 @@ struct perfclock_queue_stats {
 	/* Allocated now, and at most between calls (see mem_cap_bytes). */
 	uint64_t mem_retained_bytes;
 	uint64_t mem_retained_peak_bytes;
-	uint64_t reserved[1];
+	uint64_t restarts;		/* perfclock_queue_restart() calls */
 };
 
 void perfclock_queue_get_stats(const struct perfclock_queue *q,

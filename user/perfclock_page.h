@@ -124,7 +124,12 @@ struct perfclock_page_sample {
 	uint64_t horizon_count;
 	uint64_t horizon_proven_ns;
 	uint32_t horizon_valid;
-	uint32_t reserved;
+	/*
+	 * The page's horizon_generation, from the same snapshot as
+	 * horizon_ns; meaningful when the module sets
+	 * PERFCLOCK_INFO_HORIZON_GENERATION (0 from older modules).
+	 */
+	uint32_t horizon_generation;
 };
 
 /* perfclock_page_read() what: also compute now_ns from the TSC. */
@@ -144,7 +149,7 @@ static inline int perfclock_page_read(const struct perfclock_page *pg,
 				      struct perfclock_page_sample *s)
 {
 	uint64_t mult = 0, offset = 0, tsc = 0, hz;
-	uint32_t seq, shift = 0, ids;
+	uint32_t seq, shift = 0, ids, gen;
 	int tries;
 
 	for (tries = 0; tries < PERFCLOCK_PAGE_MAX_RETRIES; tries++) {
@@ -159,6 +164,7 @@ static inline int perfclock_page_read(const struct perfclock_page *pg,
 		s->horizon_count = perfclock_page_load(pg->horizon_count);
 		s->horizon_proven_ns = perfclock_page_load(pg->horizon_proven_ns);
 		ids = perfclock_page_load(pg->horizon_clockids);
+		gen = perfclock_page_load(pg->horizon_generation);
 		if (clockid < 0) {
 			hz = perfclock_page_load(pg->horizon_ns);
 		} else if (clockid < PERFCLOCK_HORIZON_CLOCKIDS &&
@@ -180,7 +186,7 @@ static inline int perfclock_page_read(const struct perfclock_page *pg,
 		s->horizon_ns = hz;
 		s->horizon_valid = (s->flags & PERFCLOCK_PAGE_HORIZON_VALID) &&
 				   (clockid < 0 || ids);
-		s->reserved = 0;
+		s->horizon_generation = gen;
 		s->now_ns = 0;
 		if (PERFCLOCK_PAGE_HAVE_TSC && (what & PERFCLOCK_PAGE_READ_NOW) &&
 		    (s->flags & PERFCLOCK_PAGE_TSC_VALID) && shift < 64)
@@ -203,13 +209,15 @@ static inline int perfclock_page_sample(const struct perfclock_page *pg,
 
 /*
  * The newest horizon the module has proven for clockid
- * (PERFCLOCK_HORIZON_PERF_CLOCK or CLOCK_*), no system call: 0 and *ns;
+ * (PERFCLOCK_HORIZON_PERF_CLOCK or CLOCK_*), no system call: 0, *ns and
+ * *gen, the page's horizon_generation read in the same snapshot;
  * -EOPNOTSUPP when the page holds none for that clock (an older module,
  * none proven yet, a clock it does not serve: use the ioctl); -EAGAIN as
  * perfclock_page_read().
  */
-static inline int perfclock_page_horizon(const struct perfclock_page *pg,
-					 int clockid, uint64_t *ns)
+static inline int perfclock_page_horizon_gen(const struct perfclock_page *pg,
+					     int clockid, uint64_t *ns,
+					     uint32_t *gen)
 {
 	struct perfclock_page_sample s;
 	int err = perfclock_page_read(pg, clockid, 0, &s);
@@ -219,7 +227,21 @@ static inline int perfclock_page_horizon(const struct perfclock_page *pg,
 	if (!s.horizon_valid)
 		return -EOPNOTSUPP;
 	*ns = s.horizon_ns;
+	*gen = s.horizon_generation;
 	return 0;
+}
+
+/*
+ * As perfclock_page_horizon_gen() without the generation: for a reader
+ * that does not follow restarts (a module without
+ * PERFCLOCK_INFO_HORIZON_GENERATION, or a test of one generation).
+ */
+static inline int perfclock_page_horizon(const struct perfclock_page *pg,
+					 int clockid, uint64_t *ns)
+{
+	uint32_t gen;
+
+	return perfclock_page_horizon_gen(pg, clockid, ns, &gen);
 }
 
 /*
@@ -239,13 +261,20 @@ static inline int perfclock_page_try_now(const struct perfclock_page *pg,
 	mult = perfclock_page_load(pg->tsc_mult);
 	shift = perfclock_page_load(pg->tsc_shift);
 	offset = perfclock_page_load(pg->tsc_offset);
-	tsc = perfclock_rdtsc_ordered();
-	if (perfclock_page_seq_retry(pg, seq))
-		return 0;
-	/* The module keeps shift below 32: a larger one is not a conversion. */
+	/*
+	 * Checked before the TSC is read, so that flags is dead across it
+	 * (one register less: no stack frame in perfclock_read()). A torn
+	 * snapshot can only make this say "no" once during an update (the
+	 * caller takes the ioctl, exact); a "yes" is confirmed by the seq
+	 * re-check below. The module keeps shift below 32: a larger one is
+	 * not a conversion.
+	 */
 	if (!PERFCLOCK_PAGE_HAVE_TSC || !(flags & PERFCLOCK_PAGE_TSC_VALID) ||
 	    shift >= 64)
 		return -EOPNOTSUPP;
+	tsc = perfclock_rdtsc_ordered();
+	if (perfclock_page_seq_retry(pg, seq))
+		return 0;
 	*ns = perfclock_tsc_to_ns(tsc, mult, shift, offset);
 	return 1;
 }

@@ -472,6 +472,26 @@ PERFCLOCK_API int64_t perfclock_queue_flush_all(struct perfclock_queue *q)
 	return ret < 0 ? ret : n;
 }
 
+PERFCLOCK_API int64_t perfclock_queue_restart(struct perfclock_queue *q)
+{
+	int64_t n;
+	uint32_t i;
+
+	if (!q)
+		return -EINVAL;
+	n = perfclock_queue_flush_all(q);
+	if (n < 0)
+		return n;	/* a callback failed: the rest stays queued */
+	q->st.restarts++;
+	q->limit_valid = 0;
+	q->st.last_limit = 0;
+	q->emitted_any = 0;
+	q->st.last_emitted = 0;
+	for (i = 0; i < q->cfg.nr_sources; i++)
+		q->src[i].pushed_any = 0;
+	return n;
+}
+
 PERFCLOCK_API void
 perfclock_queue_get_stats(const struct perfclock_queue *q,
 			  struct perfclock_queue_stats *st)

@@ -143,6 +143,9 @@ if command -v "$CLANG" >/dev/null 2>&1 &&
 		"$B/san/test_unit"
 	check "asan+ubsan: property tests clean" "$B/san/test_prop"
 	check "asan+ubsan: device backend tests clean" "$B/san/test_device"
+	# TSAN exits 66 when it reported a race (its default exitcode).
+	run "tsan (status 66: a data race reported)" env TSAN_OPTIONS="halt_on_error=1 exitcode=66" \
+		"$B/san/test_horizon_tsan"
 	mkdir -p "$B/fuzz-corpus"
 	if "$B/fuzz_ring" -max_total_time="$FUZZ_SECONDS" -rss_limit_mb=1024 \
 	   -print_final_stats=1 -artifact_prefix="$B/" "$B/fuzz-corpus" > "$log" 2>&1; then

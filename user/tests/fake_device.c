@@ -35,6 +35,7 @@ unsigned long n_get_time, n_get_info, n_mmap, n_munmap;
 /* GET_HORIZON: the errno to fail with, or the answer and what was asked. */
 int hz_errno;
 uint64_t hz_answer;
+uint32_t hz_answer_gen;
 struct perfclock_horizon hz_asked;
 unsigned long n_get_horizon;
 /* open("/dev/perfclock"): the fake (/dev/null) if set, else ENOENT. */
@@ -97,16 +98,30 @@ static int is_fake(int fd)
 	return fake_fd >= 0 && !strcmp(target, "/dev/null");
 }
 
+static int fake_ioctl(unsigned long req, void *arg);
+
+/* One caller at a time in the fake: test_horizon_tsan calls from threads. */
+static pthread_mutex_t fake_lock = PTHREAD_MUTEX_INITIALIZER;
+
 int __wrap_ioctl(int fd, unsigned long req, ...)
 {
 	va_list ap;
 	void *arg;
+	int ret;
 
 	va_start(ap, req);
 	arg = va_arg(ap, void *);
 	va_end(ap);
 	if (!is_fake(fd))
 		return __real_ioctl(fd, req, arg);
+	pthread_mutex_lock(&fake_lock);
+	ret = fake_ioctl(req, arg);
+	pthread_mutex_unlock(&fake_lock);
+	return ret;
+}
+
+static int fake_ioctl(unsigned long req, void *arg)
+{
 	if (fake_abi1) {
 		struct perfclock_info old = fake_info;
 
@@ -138,6 +153,7 @@ int __wrap_ioctl(int fd, unsigned long req, ...)
 		}
 		h->ns = hz_answer;
 		h->wait_ns = 1000;
+		h->generation = hz_answer_gen;
 		return 0;
 	}
 	if (req == PERFCLOCK_IOC_GET_TIME) {
@@ -213,6 +229,7 @@ void fake_reset(void)
 	fail_info_errno = fail_mmap = 0;
 	hz_errno = 0;
 	hz_answer = 0;
+	hz_answer_gen = 0;
 	devnode_present = 0;
 	fake_fd = 1;
 }

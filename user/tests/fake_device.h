@@ -18,6 +18,7 @@ extern unsigned long n_get_time, n_get_info, n_mmap, n_munmap;
 /* GET_HORIZON: the errno to fail with, or the answer and what was asked. */
 extern int hz_errno;
 extern uint64_t hz_answer;
+extern uint32_t hz_answer_gen;
 extern struct perfclock_horizon hz_asked;
 extern unsigned long n_get_horizon;
 /* open("/dev/perfclock"): the fake (/dev/null) if set, else ENOENT. */
@@ -35,5 +36,7 @@ int count_fds(void);
 void test_horizon_device(void);
 void test_bounds_no_page(void);
 void test_horizon_clockid(void);
+void test_horizon_generation(void);
+void test_horizon_paravirt(void);
 
 #endif

@@ -379,6 +379,8 @@ int main(void)
 	test_horizon_device();
 	test_bounds_no_page();
 	test_horizon_clockid();
+	test_horizon_generation();
+	test_horizon_paravirt();
 	test_perf_page();
 
 	/* Versions and errors. */

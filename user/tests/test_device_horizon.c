@@ -5,7 +5,8 @@
  * else PERFCLOCK_IOC_GET_HORIZON; an older module (no
  * PERFCLOCK_INFO_HORIZON, or ENOTTY) gives the estimate, flagged; the
  * skew and stall estimates of a device without a page; the clockid
- * backend takes its exact horizons from the device.
+ * backend takes its exact horizons from the device; the horizon's
+ * generation (a restart voids the last horizon and is reported).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -67,7 +68,7 @@ void test_horizon_device(void)
 	       n_get_horizon == bh + 1 &&
 	       hz_asked.clockid == PERFCLOCK_HORIZON_PERF_CLOCK &&
 	       hz_asked.flags == 0 && !hz_asked.reserved[0] &&
-	       !hz_asked.reserved[1],
+	       !hz_asked.generation && !hz_asked.__reserved0,
 	       "horizon: a page without one: PERFCLOCK_IOC_GET_HORIZON for perf_clock(), flags 0, reserved zero");
 	page.flags |= PERFCLOCK_PAGE_HORIZON_VALID;
 	tap_ok(perfclock_horizon(c, &h) == 0 && h == 6000000,
@@ -307,4 +308,221 @@ void test_horizon_clockid(void)
 	       "clockid horizon: another clock's bit is not ours: GET_HORIZON with CLOCK_BOOTTIME");
 	perfclock_close(c);
 	fake_reset();
+}
+
+/* ---- the generation: horizons that restart ---- */
+
+static int deliver_count(void *arg, const struct perfclock_event *ev)
+{
+	uint64_t *last = arg;
+
+	/* last[0]: events, last[1]: the last time, last[2]: out of order */
+	if (last[0] && ev->time < last[1])
+		last[2]++;
+	last[0]++;
+	last[1] = ev->time;
+	return 0;
+}
+
+/* A module that restarts its horizons; and an older one that cannot. */
+void test_horizon_generation(void)
+{
+	struct perfclock_queue_config cfg;
+	struct perfclock_queue_stats st;
+	struct perfclock_clock_info info;
+	struct perfclock_queue *q;
+	struct perfclock *c;
+	uint64_t h = 0, seen[3] = { 0, 0, 0 };
+	uint32_t gen = 0;
+	int ok, ret;
+
+	fake_reset();
+	fake_info.flags |= PERFCLOCK_INFO_HORIZON |
+			   PERFCLOCK_INFO_HORIZON_GENERATION;
+	page.flags |= PERFCLOCK_PAGE_HORIZON_VALID;
+	page.horizon_ns = 10000000;
+	page.horizon_generation = 1;
+	c = perfclock_open("/dev/null");
+	if (!tap_ok(c != NULL, "generation: a module with generations opens"))
+		return;
+	ok = perfclock_horizon_gen(c, &h, &gen) == 0 && h == 10000000 &&
+	     gen == 1;
+	tap_ok(ok, "generation: the first horizon is generation 1, not a restart");
+	tap_ok(perfclock_horizon(c, &h) == 0 && h == 10000000,
+	       "generation: perfclock_horizon() in the same generation: 0");
+
+	/* sched_clock went unstable: generation 2 starts lower. */
+	page.horizon_ns = 4000000;
+	page.horizon_generation = 2;
+	h = 777;
+	tap_ok(perfclock_horizon(c, &h) == -ESTALE && h == 777,
+	       "generation: a restart: perfclock_horizon() fails with ESTALE, *ns untouched");
+	tap_ok(perfclock_horizon(c, &h) == -ESTALE,
+	       "generation: ... and keeps failing until the restart is taken");
+	tap_ok(perfclock_horizon_sync(c, 0, &h) == -ESTALE,
+	       "generation: perfclock_horizon_sync() fails with ESTALE too");
+	ok = perfclock_get_info(c, &info) == 0;
+	tap_ok(ok && info.horizon_generation == 2,
+	       "generation: get_info reports generation %u and takes nothing",
+	       info.horizon_generation);
+	ret = perfclock_horizon_gen(c, &h, &gen);
+	tap_ok(ret == PERFCLOCK_HORIZON_RESTARTED && h == 4000000 && gen == 2,
+	       "generation: perfclock_horizon_gen() reports the restart (ret %d), "
+	       "the new horizon is LOWER (%llu < 10000000: reset, not max), gen %u",
+	       ret, (unsigned long long)h, gen);
+	tap_ok(perfclock_horizon_gen(c, &h, &gen) == 0 && h == 4000000 &&
+	       perfclock_horizon(c, &h) == 0 && h == 4000000,
+	       "generation: reported once; then perfclock_horizon() works again");
+	page.horizon_ns = 3000000;
+	tap_ok(perfclock_horizon(c, &h) == 0 && h == 4000000,
+	       "generation: within generation 2 horizons never go down");
+
+	/* A sample of the old generation (another thread's, late): dropped. */
+	page.flags &= ~PERFCLOCK_PAGE_HORIZON_VALID;
+	hz_answer = 20000000;
+	hz_answer_gen = 1;
+	tap_ok(perfclock_horizon(c, &h) == 0 && h == 4000000,
+	       "generation: an older generation's horizon (ioctl, gen 1, 20 ms) "
+	       "does not undo the reset: %llu", (unsigned long long)h);
+	hz_answer = 5000000;
+	hz_answer_gen = 2;
+	tap_ok(perfclock_horizon(c, &h) == 0 && h == 5000000,
+	       "generation: the ioctl's generation is followed too");
+	hz_answer_gen = 3;
+	hz_answer = 1000000;
+	ret = perfclock_horizon_gen(c, &h, &gen);
+	tap_ok(ret == PERFCLOCK_HORIZON_RESTARTED && h == 1000000 && gen == 3,
+	       "generation: a restart seen through the ioctl is reported");
+
+	/* The queue restarts its limit. */
+	perfclock_queue_config_init(&cfg);
+	cfg.nr_sources = 1;
+	cfg.deliver = deliver_count;
+	cfg.arg = seen;
+	q = perfclock_queue_new(&cfg);
+	if (tap_ok(q != NULL, "generation: a queue")) {
+		perfclock_queue_push(q, 0, 8000000, NULL, 0);
+		perfclock_queue_push(q, 0, 9000000, NULL, 0);
+		perfclock_queue_push(q, 0, 12000000, NULL, 0);
+		perfclock_queue_flush_until(q, 10000000);
+		/* generation 2: stamps below the old limit and what emitted */
+		ret = (int)perfclock_queue_restart(q);
+		perfclock_queue_push(q, 0, 4500000, NULL, 0);
+		perfclock_queue_push(q, 0, 4200000, NULL, 0);
+		perfclock_queue_flush_until(q, 5000000);
+		perfclock_queue_get_stats(q, &st);
+		tap_ok(ret == 1 && st.restarts == 1 && st.late == 0 &&
+		       st.below_horizon == 0 && st.emitted == 5 &&
+		       st.last_limit == 5000000 && seen[0] == 5 &&
+		       seen[2] == 1,
+		       "generation: perfclock_queue_restart() emits what it holds (1), "
+		       "forgets the old limit: the new generation's events are in "
+		       "order among themselves, not late (late %llu, below %llu, "
+		       "limit %llu, restarts %llu)",
+		       (unsigned long long)st.late,
+		       (unsigned long long)st.below_horizon,
+		       (unsigned long long)st.last_limit,
+		       (unsigned long long)st.restarts);
+		perfclock_queue_free(q);
+	}
+	memset(seen, 0, sizeof(seen));
+	q = perfclock_queue_new(&cfg);
+	if (q) {
+		/* Without the restart: the same events are late. */
+		perfclock_queue_push(q, 0, 8000000, NULL, 0);
+		perfclock_queue_push(q, 0, 12000000, NULL, 0);
+		perfclock_queue_flush_until(q, 10000000);
+		perfclock_queue_flush_all(q);
+		perfclock_queue_push(q, 0, 4500000, NULL, 0);
+		perfclock_queue_flush_until(q, 5000000);
+		perfclock_queue_get_stats(q, &st);
+		tap_ok(st.late == 1 && st.below_horizon == 1,
+		       "generation: without perfclock_queue_restart() the same event is late (%llu) and below the void limit",
+		       (unsigned long long)st.late);
+		perfclock_queue_free(q);
+	}
+	tap_ok(perfclock_queue_restart(NULL) == -EINVAL,
+	       "generation: perfclock_queue_restart(NULL): -EINVAL");
+	perfclock_close(c);
+
+	/* An older module: no PERFCLOCK_INFO_HORIZON_GENERATION. */
+	fake_reset();
+	fake_info.flags |= PERFCLOCK_INFO_HORIZON;
+	page.flags |= PERFCLOCK_PAGE_HORIZON_VALID;
+	page.horizon_ns = 10000000;
+	page.horizon_generation = 7;	/* reserved space, whatever it holds */
+	c = perfclock_open("/dev/null");
+	if (!tap_ok(c != NULL, "generation: an older module opens"))
+		return;
+	ok = perfclock_horizon(c, &h) == 0 && h == 10000000;
+	page.horizon_ns = 4000000;
+	page.horizon_generation = 8;
+	ok = ok && perfclock_horizon(c, &h) == 0 && h == 10000000;
+	ok = ok && perfclock_horizon_gen(c, &h, &gen) == 0 && gen == 1 &&
+	     h == 10000000;
+	tap_ok(ok, "generation: without the flag the page's field is ignored: "
+	       "no restart, horizons never go down (%llu), generation 1",
+	       (unsigned long long)h);
+	tap_ok(perfclock_horizon_gen(NULL, &h, &gen) == -EINVAL &&
+	       perfclock_horizon_gen(c, &h, NULL) == -EINVAL,
+	       "generation: perfclock_horizon_gen() bad arguments: -EINVAL");
+	perfclock_close(c);
+}
+
+/* A paravirtual sched_clock: the horizon is the host's promise, flagged. */
+void test_horizon_paravirt(void)
+{
+	struct perfclock_clock_info info;
+	struct perfclock *c;
+	int ok;
+
+	fake_reset();
+	fake_info.flags |= PERFCLOCK_INFO_HORIZON;
+	page.flags |= PERFCLOCK_PAGE_HORIZON_VALID;
+	page.horizon_ns = 4000000;
+	c = perfclock_open("/dev/null");
+	ok = c && perfclock_get_info(c, &info) == 0 &&
+	     (info.flags & PERFCLOCK_CLOCK_HORIZON_EXACT) &&
+	     !(info.flags & PERFCLOCK_CLOCK_HORIZON_HOST_PROMISE);
+	tap_ok(ok, "paravirt: a native sched_clock: exact, no host promise");
+	perfclock_close(c);
+	fake_info.flags |= PERFCLOCK_INFO_SCHED_CLOCK_PARAVIRT;
+	c = perfclock_open("/dev/null");
+	ok = c && perfclock_get_info(c, &info) == 0 &&
+	     (info.flags & PERFCLOCK_CLOCK_HORIZON_EXACT) &&
+	     (info.flags & PERFCLOCK_CLOCK_HORIZON_HOST_PROMISE);
+	tap_ok(ok, "paravirt: PERFCLOCK_INFO_SCHED_CLOCK_PARAVIRT: exact, PERFCLOCK_CLOCK_HORIZON_HOST_PROMISE set");
+	perfclock_close(c);
+	/* A use_clockid clock: the flag follows the clocksource. */
+	{
+		char cs[64] = "";
+		FILE *f = fopen("/sys/devices/system/clocksource/clocksource0/current_clocksource", "r");
+		int pv;
+
+		if (f) {
+			if (!fgets(cs, sizeof(cs), f))
+				cs[0] = 0;
+			fclose(f);
+		}
+		cs[strcspn(cs, "\n")] = 0;
+		pv = !strcmp(cs, "kvm-clock") || !strcmp(cs, "xen") ||
+		     !strncmp(cs, "hyperv_clocksource_", 19);
+		devnode_present = 1;
+		c = perfclock_open_clockid(CLOCK_MONOTONIC);
+		ok = c && perfclock_get_info(c, &info) == 0 &&
+		     (info.flags & PERFCLOCK_CLOCK_HORIZON_EXACT) &&
+		     !!(info.flags & PERFCLOCK_CLOCK_HORIZON_HOST_PROMISE) == pv;
+		tap_ok(ok, "paravirt: CLOCK_MONOTONIC from the module, clocksource '%s': host promise %s",
+		       cs, pv ? "set" : "clear");
+		perfclock_close(c);
+		devnode_present = 0;
+	}
+	/* An estimate promises nothing exact: no flag. */
+	fake_info.flags &= ~PERFCLOCK_INFO_HORIZON;
+	c = perfclock_open("/dev/null");
+	ok = c && perfclock_get_info(c, &info) == 0 &&
+	     !(info.flags & (PERFCLOCK_CLOCK_HORIZON_EXACT |
+			     PERFCLOCK_CLOCK_HORIZON_HOST_PROMISE));
+	tap_ok(ok, "paravirt: a module without horizons: an estimate, no host promise flag");
+	perfclock_close(c);
 }

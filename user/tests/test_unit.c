@@ -29,6 +29,8 @@ int main(void)
 	test_queue_memcap();
 	test_queue_memcap_retained();
 	test_horizon_estimate();
+	test_attr_hw_time();
+	test_settable_estimate();
 	scenario_schuchart();
 	scenario_ahern();
 	scenario_inflight();

@@ -8,6 +8,8 @@ void test_open_errors(void);
 void test_clockid_backend(void);
 void test_page_reader(void);
 void test_horizon_estimate(void);
+void test_attr_hw_time(void);
+void test_settable_estimate(void);
 
 /* unit_ring.c */
 void test_ring_basic(void);

@@ -19,6 +19,7 @@
 #include "libperfclock.h"
 #include "perfclock_page.h"
 #include "tap.h"
+#include "internal.h"
 #include "unit.h"
 
 /* ------------------------------------------------------------------ */
@@ -317,3 +318,182 @@ void test_horizon_estimate(void)
 	perfclock_close(c);
 }
 
+
+/* The estimate of a settable clock holds one timerfd, closed at close. */
+static int open_fds(void)
+{
+	char path[64];
+	int fd, n = 0;
+
+	for (fd = 0; fd < 1024; fd++) {
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		n += access(path, F_OK) == 0;
+	}
+	return n;
+}
+
+void test_settable_estimate(void)
+{
+	struct perfclock *c;
+	uint64_t h;
+	uint32_t gen;
+	int fds = open_fds(), during, ret, i;
+	struct stat st;
+
+	if (stat(PERFCLOCK_DEFAULT_PATH, &st) == 0) {
+		tap_skip("settable: REALTIME estimate # SKIP %s exists here",
+			 PERFCLOCK_DEFAULT_PATH);
+		return;
+	}
+	c = perfclock_open_clockid(CLOCK_REALTIME);
+	during = open_fds();
+	ret = c ? perfclock_horizon_gen(c, &h, &gen) : -1;
+	for (i = 0; c && ret == 0 && i < 1000; i++)
+		ret = perfclock_horizon_gen(c, &h, &gen);
+	tap_ok(c && during == fds + 1 && ret == 0 && gen == 1,
+	       "settable: a REALTIME estimate holds one fd (its CANCEL_ON_SET timerfd: %d more); "
+	       "1000 horizons, no set, no restart (gen %u)", during - fds, gen);
+	perfclock_close(c);
+	c = perfclock_open_clockid(CLOCK_MONOTONIC);
+	tap_ok(c && open_fds() == fds,
+	       "settable: closed with the clock; a MONOTONIC clock holds none");
+	perfclock_close(c);
+}
+
+/* ------------------------------------------------------------------ */
+/* Hardware-stamped samples (attr_hwtime.c) against sysfs trees        */
+/* ------------------------------------------------------------------ */
+
+static void put(const char *root, const char *rel, const char *text)
+{
+	char path[512], *slash;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	/* Every directory on the way (the existing ones refuse, harmlessly). */
+	for (slash = path + 1; (slash = strchr(slash, '/')); slash++) {
+		*slash = 0;
+		mkdir(path, 0755);
+		*slash = '/';
+	}
+	f = fopen(path, "w");
+	if (f) {
+		fputs(text, f);
+		fclose(f);
+	}
+}
+
+static void rm_tree(const char *root)
+{
+	char cmd[600];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+	if (system(cmd))
+		tap_diag("could not remove %s", root);
+}
+
+void test_attr_hw_time(void)
+{
+	char tmpl[] = "/tmp/perfclock-sysfs-XXXXXX";
+	char intel[600], amd[600], hybrid[600], odd[600];
+	struct perf_event_attr a;
+	struct perfclock *c;
+	const char *root = mkdtemp(tmpl);
+	int want;
+
+	if (!root) {
+		tap_ok(0, "hw time: a temporary sysfs tree");
+		return;
+	}
+	snprintf(intel, sizeof(intel), "%s/intel", root);
+	snprintf(amd, sizeof(amd), "%s/amd", root);
+	snprintf(hybrid, sizeof(hybrid), "%s/hybrid", root);
+	snprintf(odd, sizeof(odd), "%s/odd", root);
+	/* Intel with PEBS; AMD (x86_pmu_max_precise() 0, IBS its own PMU). */
+	put(intel, "cpu/type", "4\n");
+	put(intel, "cpu/caps/max_precise", "3\n");
+	put(intel, "software/type", "1\n");
+	put(amd, "cpu/type", "4\n");
+	put(amd, "cpu/caps/max_precise", "0\n");
+	put(amd, "ibs_op/type", "9\n");
+	/* A hybrid part: no "cpu", two core PMUs of dynamic types. */
+	put(hybrid, "cpu_core/type", "8\n");
+	put(hybrid, "cpu_core/caps/max_precise", "3\n");
+	put(hybrid, "cpu_atom/type", "10\n");
+	put(hybrid, "cpu_atom/caps/max_precise", "3\n");
+	put(hybrid, "uncore_imc/type", "11\n");
+	put(odd, "cpu/type", "4\n");
+	put(odd, "cpu/caps/max_precise", "three\n");
+
+	memset(&a, 0, sizeof(a));
+	a.type = PERF_TYPE_HARDWARE;
+	a.config = PERF_COUNT_HW_CPU_CYCLES;
+	tap_ok(perfclock__attr_hw_time(&a, intel) == 0,
+	       "hw time: cycles without precise_ip: perf stamps them");
+	a.precise_ip = 2;
+	tap_ok(perfclock__attr_hw_time(&a, intel) == 1,
+	       "hw time: cycles:pp on a PEBS PMU (max_precise 3): the PEBS record's TSC");
+	a.type = PERF_TYPE_RAW;
+	a.precise_ip = 1;
+	tap_ok(perfclock__attr_hw_time(&a, intel) == 1,
+	       "hw time: a raw event with precise_ip 1 on a PEBS PMU");
+	a.type = PERF_TYPE_HW_CACHE;
+	tap_ok(perfclock__attr_hw_time(&a, intel) == 1,
+	       "hw time: a cache event with precise_ip on a PEBS PMU");
+	a.use_clockid = 1;
+	a.clockid = CLOCK_MONOTONIC;
+	tap_ok(perfclock__attr_hw_time(&a, intel) == 0,
+	       "hw time: with use_clockid setup_pebs_time() backs off (6.1): perf stamps it");
+	a.use_clockid = 0;
+	a.type = PERF_TYPE_SOFTWARE;
+	tap_ok(perfclock__attr_hw_time(&a, intel) == 0,
+	       "hw time: a software event with precise_ip: perf stamps it");
+	a.type = PERF_TYPE_RAW;
+	tap_ok(perfclock__attr_hw_time(&a, amd) == 0,
+	       "hw time: a PMU without PEBS (max_precise 0)");
+	a.type = 9;
+	tap_ok(perfclock__attr_hw_time(&a, amd) == 0,
+	       "hw time: a dynamic PMU without caps/max_precise (IBS)");
+	a.type = PERF_TYPE_HARDWARE;
+	tap_ok(perfclock__attr_hw_time(&a, hybrid) == 1,
+	       "hw time: hybrid: a hardware event, cpu_core/cpu_atom with PEBS");
+	a.type = 10;
+	tap_ok(perfclock__attr_hw_time(&a, hybrid) == 1,
+	       "hw time: hybrid: the cpu_atom PMU by its dynamic type");
+	a.type = 11;
+	tap_ok(perfclock__attr_hw_time(&a, hybrid) == 0,
+	       "hw time: an uncore PMU without max_precise");
+	a.type = 12;
+	tap_ok(perfclock__attr_hw_time(&a, hybrid) == 0,
+	       "hw time: a type no PMU has");
+	a.type = PERF_TYPE_RAW;
+	tap_ok(perfclock__attr_hw_time(&a, odd) == 0 &&
+	       perfclock__attr_hw_time(&a, "/nonexistent/devices") == 0,
+	       "hw time: unreadable max_precise, no sysfs: not known to be hardware-stamped");
+
+	/* The public check, on this machine's own PMUs. */
+	c = perfclock_open_clockid(CLOCK_MONOTONIC);
+	a.type = PERF_TYPE_HARDWARE;
+	a.precise_ip = 2;
+	a.use_clockid = 0;
+	want = perfclock__attr_hw_time(&a, PERFCLOCK_PMU_DEVICES) ? -EOPNOTSUPP : 0;
+	a.use_clockid = 1;
+	tap_ok(c && perfclock_check_attr(c, &a) == 0,
+	       "hw time: check_attr: cycles:pp with use_clockid on a clockid clock: accepted");
+	perfclock_close(c);
+	{
+		static struct perf_event_mmap_page pg __attribute__((aligned(4096)));
+
+		pg.cap_user_time_zero = 1;
+		pg.time_mult = 1;
+		pg.time_shift = 0;
+		c = perfclock_open_perf_page(&pg);
+		a.use_clockid = 0;
+		tap_ok(!PERFCLOCK_PAGE_HAVE_TSC ||
+		       (c && perfclock_check_attr(c, &a) == want),
+		       "hw time: check_attr: cycles:pp on perf_clock(), this machine's PMUs: %d (%s)",
+		       want, want ? "PEBS: refused" : "no PEBS PMU here: accepted");
+		perfclock_close(c);
+	}
+	rm_tree(root);
+}

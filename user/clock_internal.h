@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * struct perfclock, shared by the clock (libperfclock.c) and the horizon
+ * (horizon*.c). Library-private; not installed.
+ */
+#ifndef PERFCLOCK_CLOCK_INTERNAL_H
+#define PERFCLOCK_CLOCK_INTERNAL_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "libperfclock.h"
+#include "perfclock_page.h"
+
+struct perf_event_mmap_page;
+struct horizon_backend;
+
+struct perfclock {
+	/*
+	 * perfclock_read()'s fast path, first so that it is one load at
+	 * offset 0: the device's page when it is mapped and this reader can
+	 * convert the TSC (PERFCLOCK_PAGE_HAVE_TSC), else NULL and every
+	 * read takes the general path.
+	 */
+	const struct perfclock_page *read_page;
+	enum perfclock_backend backend;
+	int fd;				/* the device; -1 if none */
+	clockid_t clockid;		/* clockid backend */
+	clockid_t coarse_clockid;	/* lower bound; == clockid if none */
+	const struct perfclock_page *page;	/* NULL if not mapped */
+	/* perf page backend: the caller's perf mmap page (time_zero). */
+	const struct perf_event_mmap_page *perf_page;
+	size_t page_len;
+	struct perfclock_info info;	/* device, as read at open */
+	/*
+	 * Horizons (horizon.c): hz is the backend that hands them out,
+	 * chosen at open by perfclock__horizon_choose() (hz_opened) and
+	 * switched to the estimate if the module refuses them after all
+	 * (an atomic pointer); hz_clockid is what the module is asked for
+	 * (PERFCLOCK_HORIZON_PERF_CLOCK or the clockid); hz_exact says the
+	 * module offers them (PERFCLOCK_INFO_HORIZON at open). Under
+	 * hz_lock: hz_last, the highest horizon returned in generation
+	 * hz_gen (so that they never go down within one), and hz_acked,
+	 * the generation the caller was last told of.
+	 */
+	const struct horizon_backend *hz, *hz_opened;
+	void *hz_state;			/* the backend's own, if any */
+	int hz_clockid;
+	int hz_exact;
+	pthread_mutex_t hz_lock;
+	int hz_any;			/* hz_last, hz_gen hold one */
+	uint32_t hz_gen, hz_acked;
+	uint32_t hz_gen_base;		/* the estimate's, after a withdraw */
+	uint64_t hz_last;
+	/*
+	 * Device without a mapped page: the module's skew and stall
+	 * estimates as PERFCLOCK_IOC_GET_INFO last gave them, and when
+	 * (CLOCK_MONOTONIC_COARSE); refreshed at most every 10 ms by
+	 * horizon_estimate.c. Atomics.
+	 */
+	uint64_t np_skew, np_stall, np_when;
+	/*
+	 * Estimated horizons of a clock that can be set (REALTIME, TAI):
+	 * a CLOCK_REALTIME timerfd armed with TFD_TIMER_CANCEL_ON_SET (-1
+	 * if none) and the generation the sets it reported have made
+	 * (horizon_estimate.c), under set_lock.
+	 */
+	int set_tfd;
+	uint32_t set_gen;
+	pthread_mutex_t set_lock;
+};
+
+/* PERFCLOCK_IOC_GET_INFO into *info: 0 or -errno (libperfclock.c). */
+int perfclock__get_info(int fd, struct perfclock_info *info);
+
+static inline uint64_t perfclock__sub_sat(uint64_t a, uint64_t b)
+{
+	return a > b ? a - b : 0;
+}
+
+#endif /* PERFCLOCK_CLOCK_INTERNAL_H */

@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The flush horizon's backends. perfclock_horizon() (horizon.c) asks the
+ * clock's backend for a horizon, publishes it (never lower than one
+ * already returned) and returns: one call down, one return.
+ *
+ *	horizon.c		perfclock_horizon(), _gen(), _sync(): the
+ *				shared last horizon and its generation
+ *				(MEMORY ORDER), the choice of backend
+ *	horizon_module.c	the module's: its page, else GET_HORIZON,
+ *				with the module's generation
+ *	horizon_estimate.c	no exact backend: read minus skew and
+ *				in-flight allowance; REALTIME/TAI sets
+ *
+ * HOW A NEW BACKEND PLUGS IN: write horizon_<name>.c with a
+ * `const struct horizon_backend perfclock__horizon_<name>` implementing
+ * the four calls below (and close if it holds resources: a thread, an
+ * fd), declare it here, and pick it in
+ * horizon.c:perfclock__horizon_choose(), which runs at the end of every
+ * perfclock_open*(), after the device was attached or not. Per-clock
+ * state of the backend goes in struct perfclock (clock_internal.h) or
+ * behind clk->hz_state. The backend returns raw horizons; horizon.c makes
+ * them monotonic, so a backend never needs to remember its last value.
+ */
+#ifndef PERFCLOCK_HORIZON_INTERNAL_H
+#define PERFCLOCK_HORIZON_INTERNAL_H
+
+#include <stdint.h>
+
+#include "clock_internal.h"
+
+struct horizon_backend {
+	const char *name;
+	/*
+	 * A horizon now, not blocking if it can help it: 0, *ns and *gen,
+	 * or -errno for the caller. *gen is the horizon's generation, read
+	 * with it (in the same snapshot): a backend whose horizons never
+	 * restart leaves it as it finds it (1). A newer generation voids
+	 * the horizons handed out before (horizon.c resets, the caller is
+	 * told); a backend bumps it when one it handed out may be above a
+	 * later stamp. -ENOTTY: this backend cannot serve the clock after
+	 * all (an older module refused the ioctl); horizon.c then switches
+	 * the clock to the estimate for good.
+	 */
+	int (*horizon)(struct perfclock *clk, uint64_t *ns, uint32_t *gen);
+	/*
+	 * A fresh exact horizon (PERFCLOCK_HORIZON_SYNC_* flags, already
+	 * checked): blocks as long as the proof takes. -EOPNOTSUPP if the
+	 * backend is not exact; *gen and -ENOTTY as for horizon.
+	 */
+	int (*sync)(struct perfclock *clk, uint32_t flags, uint64_t *ns,
+		    uint32_t *gen);
+	/* Whether horizon() is exact (PERFCLOCK_CLOCK_HORIZON_EXACT). */
+	int (*is_exact)(const struct perfclock *clk);
+	/*
+	 * Fill the rest of the horizon's part of perfclock_clock_info (the
+	 * caller has set PERFCLOCK_CLOCK_HORIZON_EXACT from is_exact): other
+	 * PERFCLOCK_CLOCK_HORIZON_* flags, inflight_estimate_ns.
+	 */
+	void (*info)(struct perfclock *clk, struct perfclock_clock_info *info);
+	/* Optional (NULL): release what the backend holds, at close. */
+	void (*close)(struct perfclock *clk);
+};
+
+extern const struct horizon_backend perfclock__horizon_module;
+extern const struct horizon_backend perfclock__horizon_estimate;
+
+/*
+ * horizon.c: pick clk->hz at open, release it at close; the horizon's
+ * fields of perfclock_get_info() (takes a horizon: may block).
+ */
+void perfclock__horizon_choose(struct perfclock *clk);
+void perfclock__horizon_release(struct perfclock *clk);
+int perfclock__horizon_info(struct perfclock *clk,
+			    struct perfclock_clock_info *info);
+
+/*
+ * horizon_estimate.c: the module's skew estimate (0 for the clockid
+ * clocks) and the estimate's in-flight allowance; the first is also the
+ * margin of perfclock_read_lower_bound().
+ */
+uint64_t perfclock__skew_estimate(struct perfclock *clk);
+uint64_t perfclock__inflight_estimate(struct perfclock *clk);
+/*
+ * The estimate of a clock that can be set follows the sets (a timerfd
+ * with TFD_TIMER_CANCEL_ON_SET): at open, and released at close.
+ */
+void perfclock__estimate_follow_sets(struct perfclock *clk);
+void perfclock__estimate_release(struct perfclock *clk);
+
+#endif /* PERFCLOCK_HORIZON_INTERNAL_H */
