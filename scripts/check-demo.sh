@@ -287,6 +287,18 @@ if want errors; then
 		check "error: --pages 1048576 as root does not say 'run as root'" \
 			sh -c "! grep -q 'run as root' '$out/err.txt'"
 	fi
+	# The scenarios' options that only make sense together.
+	expect_usage "error: --sample-shared without --sample says so" \
+		'--sample-shared needs --sample' $bin --clock monotonic --sample-shared --duration 1
+	expect_usage "error: --per-thread without --load says to give one" \
+		'--per-thread opens a ring per --load thread: give --load N' \
+		$bin --clock monotonic --per-thread --duration 1
+	expect_usage "error: --per-thread with a --sample of its own ring says to share it" \
+		'add --sample-shared' $bin --clock monotonic --per-thread --load 2 --sample cpu-clock --duration 1
+	expect_usage "error: --tick-ms with no CPU left idle by the load says so" \
+		'--tick-ms needs CPUs the load leaves idle' $bin --clock monotonic --load 2 --tick-ms 100 --duration 1
+	expect_usage "error: an unknown --load-side-band is named" \
+		"unknown --load-side-band 'foo' \\(mmap or comm\\)" $bin --clock monotonic --load-side-band foo --duration 1
 	expect_usage "error: a stray argument is refused, not run as a command" \
 		"unexpected argument 'garbage'.*after --" \
 		$bin --clock monotonic garbage
