@@ -21,14 +21,17 @@ cd "$(dirname "$0")/.."
 
 out=build/bench-demo
 [ "${1:-}" = --out ] && { out=$2; shift 2; }
-# Measured rates (events/s, 4 vCPUs; 3 December 2026): irq-mixed 10 k
-# stable / 3.5 k unstable, quiet 9 k / 26 k, per-thread 26 k / 15 k; the
-# thread's scenarios 4-10 k (busy ... busy-exp, docs/demo-bench.txt).
-runs=(${@:-busy:stable:185 busy:unstable:185 half:stable:185 half:unstable:185
+# Measured rates (events/s, 4 vCPUs; 3 December 2026): irq-mixed 9.6 k
+# stable / 6.3 k unstable, quiet 13.6 k / 8.1 k, per-thread 9.7 k /
+# 7.5 k, but 2-3 times that or less as the shared host's load came and
+# went (quiet unstable ran at 26 k in a short run and at 10.5 k in a
+# long one); the thread's scenarios 3.3-10 k (docs/demo-bench.txt).
+runs=("$@")
+[ $# -gt 0 ] || runs=(busy:stable:185 busy:unstable:185 half:stable:185 half:unstable:185
 	sampling:stable:185 sampling:unstable:185 bounded:stable:185 bounded:unstable:185
 	overcommit:stable:185 overcommit:unstable:185
-	irq-mixed:stable:130 irq-mixed:unstable:330 quiet:stable:140 quiet:unstable:60
-	per-thread:stable:60 per-thread:unstable:90})
+	irq-mixed:stable:130 irq-mixed:unstable:330 quiet:stable:140 quiet:unstable:130
+	per-thread:stable:150 per-thread:unstable:200)
 
 mkdir -p "$out"
 rc=0
