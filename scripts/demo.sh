@@ -7,9 +7,11 @@
 # scenarios.
 #
 #   scripts/demo.sh [--scenarios LIST] [--duration SEC] [--load-per-cpu N]
-#                   [--out DIR] [--guest] [--timeout SEC] [-- DEMO_FLUSH_ARGS...]
+#                   [--regimes LIST] [--out DIR] [--guest] [--timeout SEC]
+#                   [-- DEMO_FLUSH_ARGS...]
 #
-# Scenarios (LIST is comma-separated, or "all"; default busy,bounded):
+# Scenarios (LIST is comma-separated, or "all"; default irq-mixed,quiet,
+# the two where the thread's rules fail or stall):
 #   busy        every CPU busy: N load threads per CPU passing tokens
 #               across all CPUs (4 vCPUs)
 #   half        half the CPUs idle: the load pinned to CPUs 0-1 of 4
@@ -21,6 +23,23 @@
 #   overcommit  busy with 8 vCPUs on this 2-core host
 #   busy-exp    busy with the module's horizon_expedited=1 (the page's
 #               horizon kept fresh by expedited grace periods)
+#   irq-mixed   busy, each load thread renaming itself at every hop; the
+#               rings carry sched_switch/sched_wakeup, the mmap/comm/task
+#               side-band records (stamped with irqs on; perf record asks
+#               for them) and cpu-clock samples at 1 kHz per CPU
+#               (written from the hrtimer's hard irq) in the SAME per-CPU
+#               ring: an irq that lands between a record's stamp and its
+#               reservation publishes a later stamp first, and the ring is
+#               out of stamp order. (Tracepoint samples cannot be that
+#               record: these kernels write them with irqs off.)
+#   quiet       the load on CPUs 0-1 of 4, tracing only write() and read()
+#               entries (syscalls:sys_enter_write, sys_enter_read): the
+#               rings of CPUs 2-3 hear only a ticker thread each, once
+#               every 2 s, and the reader's own status writes
+#   per-thread  one ring per load thread (16 threads on 4 CPUs), each
+#               thread moving to the next CPU every 16 hops, tracing its
+#               syscalls and scheduler events: one task's ring is written
+#               from every CPU in turn, with whatever each CPU's clock says
 # Every scenario reads the rings in reverse order and runs ours with the
 # library's defaults (nothing to tune). --duration is per scenario
 # (default 10 s), --load-per-cpu the load threads per CPU (default 16).
@@ -31,7 +50,8 @@
 #     run the scenarios here (overcommit is skipped), unload it;
 #   - otherwise (or with --guest): boot the test VM (boot() in
 #     scripts/vm-lib.sh, QEMU TCG) once per scenario and clock regime
-#     (stable and unstable sched_clock), running scripts/guest/demo.sh;
+#     (stable and unstable sched_clock, or those --regimes names),
+#     running scripts/guest/demo.sh;
 #     demo_flush's status line is streamed out of the guest every 2 s. A
 #     boot takes ~30 s on top of the scenario's duration; --timeout SEC
 #     bounds each (default: 900 s more than the duration).
@@ -42,12 +62,13 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 . scripts/vm-lib.sh
 
-scenarios=busy,bounded duration=10 perload=16 out=build/demo force_guest=0
+scenarios=irq-mixed,quiet duration=10 regimes=stable,unstable perload=16 out=build/demo force_guest=0
 guest_timeout='' extra=()
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--scenarios)    scenarios=$2; shift 2 ;;
 	--duration)     duration=$2; shift 2 ;;
+	--regimes)      regimes=$2; shift 2 ;;
 	--load-per-cpu) perload=$2; shift 2 ;;
 	--out)          out=$2; shift 2 ;;
 	--guest)        force_guest=1; shift ;;
@@ -57,13 +78,13 @@ while [ $# -gt 0 ]; do
 	*)              echo "demo.sh: unknown argument $1 (see --help)" >&2; exit 64 ;;
 	esac
 done
-[ "$scenarios" = all ] && scenarios=busy,half,sampling,bounded,overcommit,busy-exp
+[ "$scenarios" = all ] && scenarios=busy,half,sampling,bounded,overcommit,busy-exp,irq-mixed,quiet,per-thread
 case "$duration" in ''|*[!0-9]*) echo "demo.sh: --duration wants whole seconds" >&2; exit 64 ;; esac
 case "$perload" in ''|*[!0-9]*) echo "demo.sh: --load-per-cpu wants a number" >&2; exit 64 ;; esac
 
 # scenario NAME: "SMP EXPEDITED ARGS..." for the guest (load per CPU count).
 scenario() {
-	local l4=$((perload * 4))
+	local l4=$((perload * 4)) sys_ev="-e raw_syscalls:sys_enter -e raw_syscalls:sys_exit"
 	case "$1" in
 	busy)       echo "4 0 --load $l4" ;;
 	half)       echo "4 0 --load $((perload * 2)) --load-cpus 2" ;;
@@ -71,6 +92,9 @@ scenario() {
 	bounded)    echo "4 0 --load $l4 --max-per-round 25" ;;
 	overcommit) echo "8 0 --load $((perload * 8))" ;;
 	busy-exp)   echo "4 1 --load $l4" ;;
+	irq-mixed)  echo "4 0 --load $l4 --load-side-band comm --side-band -e sched:sched_switch -e sched:sched_wakeup --sample cpu-clock --sample-hz 1000 --sample-shared" ;;
+	quiet)      echo "4 0 --load $((perload * 2)) --load-cpus 2 --tick-ms 2000 -e syscalls:sys_enter_write -e syscalls:sys_enter_read" ;;
+	per-thread) echo "4 0 --load 16 --per-thread --migrate-every 16 $sys_ev -e sched:sched_switch -e sched:sched_wakeup" ;;
 	*)          echo "demo.sh: unknown scenario '$1' (see --help)" >&2; return 1 ;;
 	esac
 }
@@ -141,7 +165,11 @@ guest_payload() { # DIR SCENARIO
 }
 
 status=0 files=()
-for regime in stable unstable; do
+IFS=, read -r -a regime_list <<< "$regimes"
+for regime in "${regime_list[@]}"; do
+	case $regime in stable|unstable) ;; *) echo "demo.sh: unknown regime '$regime' (stable, unstable)" >&2; exit 64 ;; esac
+done
+for regime in "${regime_list[@]}"; do
 	for s in "${list[@]}"; do
 		read -r smp _ <<< "$(scenario "$s")"
 		tag=$regime-$s

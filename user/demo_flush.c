@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "demo/demo.h"
+#include "demo/load.h"
 
 static void usage(FILE *f)
 {
@@ -64,6 +65,18 @@ static void usage(FILE *f)
 "      --sample NAME    also sample each CPU on a timer: cpu-clock or cycles,\n"
 "                       one more ring per CPU (default: none)\n"
 "      --sample-hz N    samples per second per CPU (default 1000)\n"
+"      --sample-shared  the samples go into the tracepoints' ring of their CPU\n"
+"                       (a writer in hard-irq context sharing it), not their own\n"
+"      --per-thread     one ring per --load thread (per task, all CPUs) instead\n"
+"                       of one per CPU\n"
+"      --migrate-every N  each load thread moves to the next CPU every N hops\n"
+"                       (default: pinned)\n"
+"      --tick-ms N      on each CPU --load-cpus leaves idle, a thread that\n"
+"                       writes and reads back a byte every N ms, nothing else\n"
+"      --side-band      also order the rings' mmap, comm and task records\n"
+"                       (attr.mmap, mmap_data, comm, task), as perf record has them\n"
+"      --load-side-band mmap|comm  each load hop also maps and unmaps an\n"
+"                       anonymous page (mmap), or renames its thread (comm)\n"
 "      --reverse        read the rings from the last CPU to the first\n"
 "      --yield          sched_yield() between rings\n"
 "  -p, --print          print our rule's ordered events like perf script\n"
@@ -108,7 +121,8 @@ static void parse_args(struct opts *opt, int argc, char **argv)
 {
 	enum { O_SOFTWARE = 256, O_REVERSE, O_YIELD, O_LABEL,
 	       O_STATUS, O_NO_STATUS, O_DEVICE, O_MAX_PER_ROUND, O_LOAD_CPUS,
-	       O_SAMPLE, O_SAMPLE_HZ };
+	       O_SAMPLE, O_SAMPLE_HZ, O_SAMPLE_SHARED, O_PER_THREAD, O_MIGRATE,
+	       O_TICK_MS, O_SIDE_BAND, O_LOAD_MMAP };
 	static const struct option lo[] = {
 		{ "clock", required_argument, NULL, 'c' },
 		{ "device", required_argument, NULL, O_DEVICE },
@@ -129,6 +143,12 @@ static void parse_args(struct opts *opt, int argc, char **argv)
 		{ "load-cpus", required_argument, NULL, O_LOAD_CPUS },
 		{ "sample", required_argument, NULL, O_SAMPLE },
 		{ "sample-hz", required_argument, NULL, O_SAMPLE_HZ },
+		{ "sample-shared", no_argument, NULL, O_SAMPLE_SHARED },
+		{ "per-thread", no_argument, NULL, O_PER_THREAD },
+		{ "migrate-every", required_argument, NULL, O_MIGRATE },
+		{ "tick-ms", required_argument, NULL, O_TICK_MS },
+		{ "side-band", no_argument, NULL, O_SIDE_BAND },
+		{ "load-side-band", required_argument, NULL, O_LOAD_MMAP },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -212,6 +232,29 @@ static void parse_args(struct opts *opt, int argc, char **argv)
 		case O_SAMPLE_HZ:
 			opt->sample_hz = parse_long(optarg, "sampling rate", 1, 100000);
 			break;
+		case O_SAMPLE_SHARED:
+			opt->sample_shared = 1;
+			break;
+		case O_PER_THREAD:
+			opt->per_thread = 1;
+			break;
+		case O_MIGRATE:
+			opt->migrate_every = parse_long(optarg, "hops between migrations", 1, 1L << 30);
+			break;
+		case O_TICK_MS:
+			opt->tick_ms = parse_long(optarg, "tick period (ms)", 1, 3600000);
+			break;
+		case O_SIDE_BAND:
+			opt->side_band = 1;
+			break;
+		case O_LOAD_MMAP:
+			if (!strcmp(optarg, "mmap"))
+				opt->load_side_band = LOAD_SB_MMAP;
+			else if (!strcmp(optarg, "comm"))
+				opt->load_side_band = LOAD_SB_COMM;
+			else
+				die_usage("unknown --load-side-band '%s' (mmap or comm)", optarg);
+			break;
 		case O_NO_STATUS:
 			opt->status = 0;
 			break;
@@ -236,6 +279,12 @@ static void parse_args(struct opts *opt, int argc, char **argv)
 	} else if (optind > 1 && !strcmp(argv[optind - 1], "--")) {
 		die_usage("no command after --");
 	}
+	if (opt->sample_shared && !opt->sample)
+		die_usage("--sample-shared needs --sample");
+	if (opt->per_thread && !opt->load)
+		die_usage("--per-thread opens a ring per --load thread: give --load N");
+	if (opt->per_thread && opt->sample && !opt->sample_shared)
+		die_usage("--per-thread puts --sample in each thread's ring: add --sample-shared");
 	if (opt->software && opt->nr_tp_spec)
 		die_usage("--software and --event exclude each other");
 	if (opt->pages & (opt->pages - 1))

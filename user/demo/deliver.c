@@ -51,11 +51,23 @@ static void print_event(struct demo *d, const struct perfclock_event *ev)
 	struct sample s;
 	char fields[1024] = "";
 
-	if (ev->size < sizeof(*h) ||
-	    demo_parse_sample(d, (const unsigned char *)ev->data + sizeof(*h),
-			      ev->size - (uint32_t)sizeof(*h), &s))
+	if (ev->size < sizeof(*h) + sizeof(struct perf_event_header))
 		return;
 	te = &d->events[h->tp < (uint32_t)d->nr_events ? h->tp : 0];
+	if (te->side_band) {
+		struct perf_event_header ph;
+
+		memcpy(&ph, (const unsigned char *)ev->data + sizeof(*h), sizeof(ph));
+		if (ev->flags & PERFCLOCK_EVENT_LATE)
+			printf("# late by %" PRIu64 " ns:\n", ev->lateness_ns);
+		printf("%16s %7s [%03u] %" PRIu64 ".%09" PRIu64 ": %s: type %u\n", "-", "-",
+		       h->cpu, ev->time / 1000000000u, ev->time % 1000000000u, te->name,
+		       ph.type);
+		return;
+	}
+	if (demo_parse_sample(d, (const unsigned char *)ev->data + sizeof(*h),
+			      ev->size - (uint32_t)sizeof(*h), &s))
+		return;
 	if (ev->flags & PERFCLOCK_EVENT_LATE)
 		printf("# late by %" PRIu64 " ns:\n", ev->lateness_ns);
 	if (!te->software && !te->sampling && s.raw)
@@ -69,6 +81,7 @@ int demo_deliver(void *arg, const struct perfclock_event *ev)
 {
 	struct rule_state *r = arg;
 	struct demo *d = r->d;
+	const struct qhdr *h = ev->data;
 
 	if (ev->flags & PERFCLOCK_EVENT_LATE) {
 		r->late++;
@@ -79,6 +92,13 @@ int demo_deliver(void *arg, const struct perfclock_event *ev)
 		r->last_time = ev->time;
 		r->have_last = 1;
 		r->in_order++;
+	}
+	if (d->final_drain) {
+		r->at_end++;
+		/* Given to the rule long before the end: held. */
+		if (ev->size >= sizeof(*h) && h->pushed_at &&
+		    h->pushed_at + HELD_TO_END_NS < d->end_time)
+			r->held_to_end++;
 	}
 	/* Hold: from the event's timestamp to its delivery (late ones too). */
 	hist_add(&r->hold, d->emit_now > ev->time ? d->emit_now - ev->time : 0);

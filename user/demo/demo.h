@@ -40,7 +40,7 @@
 #endif
 
 #define MAX_TP		8
-#define MAX_EV		(MAX_TP + 1)	/* the tracepoints and a sampling event */
+#define MAX_EV		(MAX_TP + 2)	/* the tracepoints, a sampling event, side-band */
 #define PAGES_MIN	2
 #define PAGES_DEFAULT	256
 #define NR_RULES	RULE__MAX
@@ -69,6 +69,12 @@ struct opts {
 	int load_cpus;		/* the load runs on the first N CPUs; 0: all */
 	const char *sample;	/* cpu-clock or cycles, on its own ring per CPU */
 	long sample_hz;
+	int sample_shared;	/* --sample into the tracepoints' ring instead */
+	int per_thread;		/* one ring per load thread, not per CPU */
+	long migrate_every;	/* load threads move CPU every N hops; 0: pinned */
+	long tick_ms;		/* a ticker on each CPU the load leaves idle */
+	int side_band;		/* mmap, comm and task records in every ring */
+	int load_side_band;	/* LOAD_SB_*: each load hop maps a page, or renames itself */
 	int status;		/* 1 on, 0 off, -1 auto (stderr is a tty) */
 	char **command;
 };
@@ -78,6 +84,7 @@ struct opts {
 struct tp_event {
 	int software;
 	int sampling;			/* timer sampling: count is not occurrences */
+	int side_band;			/* not an event: the rings' side-band records */
 	uint32_t type;			/* sampling: PERF_TYPE_* */
 	uint64_t config;
 	struct tp_format fmt;		/* tracepoints */
@@ -85,20 +92,34 @@ struct tp_event {
 	uint64_t count, lost, samples;	/* kernel's count, its lost, ours */
 };
 
+/*
+ * One ring: a CPU's (cpu >= 0, tid -1) or, with --per-thread, a load
+ * thread's (cpu -1, tid >= 0).
+ */
 struct cpu_ring {
 	int cpu;
+	int tid;
 	int nfd;
-	int fd[MAX_TP];			/* fd[0] owns the mapping */
-	int ev[MAX_TP];			/* index into events[] of fd[i] */
-	uint64_t id[MAX_TP];
+	int fd[MAX_EV];			/* fd[0] owns the mapping */
+	int ev[MAX_EV];			/* index into events[] of fd[i] */
+	uint64_t id[MAX_EV];
 	struct perf_event_attr attr;	/* fd[0]'s: the layout of every record */
 	void *base;
 	size_t len;
 	struct perfclock_ring *ring;
 	uint64_t samples;
+	/*
+	 * Records read from this ring stamped below one read before them
+	 * from the same ring: the ring is not in stamp order (a writer
+	 * interrupted between its stamp and its reservation, or a task's
+	 * ring written from CPUs whose clocks disagree).
+	 */
+	uint64_t last_time, out_of_order, worst_backstep_ns;
 };
 
 struct demo;
+struct load;
+struct ticker;
 
 struct rule_state {
 	struct demo *d;			/* demo_deliver() gets only this */
@@ -107,6 +128,12 @@ struct rule_state {
 	int print;
 	uint64_t in_order, late, order_errors, last_time;
 	int have_last;
+	/*
+	 * Delivered only once the run had ended (the final drain and flush),
+	 * and of those, the ones this rule had been given over
+	 * HELD_TO_END_NS before the end.
+	 */
+	uint64_t at_end, held_to_end;
 	uint64_t peak_queued;
 	struct hist hold;
 };
@@ -115,7 +142,19 @@ struct rule_state {
 struct qhdr {
 	uint32_t tp;		/* index into events[] */
 	uint32_t cpu;
+	uint64_t pushed_at;	/* the clock at the start of the round that read it; 0: the final drain */
 };
+
+/*
+ * "Held to the end": a rule still held, when the run ended, an event it
+ * had been given this long before (read in a round that started this
+ * long before the end): it had it in its queue for so long and still
+ * delivered it only because the run ended. One second is stock perf
+ * trace's own window (it flushes at newest - 1 s): a rule past it holds
+ * longer than what it would replace. Counted from the read, not the
+ * stamp, so that a reader that falls behind its rings does not count.
+ */
+#define HELD_TO_END_NS	1000000000ull
 
 /*
  * One run of the tool: its options, what it opened, the rules' queues and
@@ -128,10 +167,14 @@ struct demo {
 	struct perfclock *clk;
 	struct tp_event events[MAX_EV];
 	int nr_events;
+	int side_band_ev;		/* --side-band: its events[] entry; -1: none */
 	int *cpus;			/* online CPUs, ncpus of them */
 	int ncpus;
 	struct cpu_ring *rings;
 	int nr_rings;
+	struct load *load;		/* --load: started in setup, released by demo_run() */
+	int *load_tids;			/* --per-thread: the threads whose rings these are */
+	struct ticker *ticker;		/* --tick-ms */
 	struct pollfd *pfd;		/* one per ring, to wait between rounds */
 	uint64_t sample_type;
 	uint64_t read_format;
@@ -141,6 +184,8 @@ struct demo {
 	int tty_status;			/* the status line redraws in place */
 	uint64_t emit_now;		/* clock read just before deliveries */
 	int final_drain;		/* the last round reads every ring dry */
+	uint64_t end_time;		/* the clock when the producers stopped */
+	uint64_t prev_start_now;	/* the clock at this round's start (qhdr.pushed_at) */
 	uint64_t records_total, samples_total, nontime_total, rounds_total;
 	uint64_t ring_errors, throttle_total;
 	/* --max-per-round: rings left with unread records, and their oldest. */
@@ -158,7 +203,7 @@ struct demo {
 	int have_prev_start;
 	/* The run's length and the load's work, for the reports. */
 	double secs;
-	uint64_t hops;
+	uint64_t hops, ticks;
 };
 
 /* What the kernel's counters say beside what was read (report.c). */
@@ -228,6 +273,16 @@ void demo_status_line(struct demo *d, double elapsed, uint64_t d_samples,
 /* The closing tables (stdout, or stderr when stdout carries --print or --json -), and --json. */
 void demo_report(struct demo *d);
 int demo_nr_cpus_traced(const struct demo *d);
+
+/* The rings' stamp order, summed (struct cpu_ring's out_of_order). */
+struct ring_order {
+	uint64_t records;	/* read below an earlier record of their ring */
+	int rings;		/* rings with any */
+	uint64_t worst_ns;
+	int worst_ring;		/* index into rings[], -1: none */
+};
+void demo_ring_order(const struct demo *d, struct ring_order *o);
+const char *demo_ring_name(const struct demo *d, int c, char *buf, size_t sz);
 const char *demo_clock_name(const struct demo *d);
 
 /* ---- json.c ---- */

@@ -28,6 +28,7 @@ static void json_str(FILE *f, const char *s)
 void demo_write_json(struct demo *d, FILE *f, const struct kernel_counts *k,
 		     const struct perfclock_clock_info *ci)
 {
+	struct ring_order o;
 	int i, e;
 
 	fprintf(f, "{\n  \"tool\": \"demo_flush\",\n  \"label\": ");
@@ -64,6 +65,20 @@ void demo_write_json(struct demo *d, FILE *f, const struct kernel_counts *k,
 		", \"throttle\": %" PRIu64 "},\n", d->opt.max_per_round, d->capped_rounds,
 		d->unread_left, d->opt.sample ? d->opt.sample : "", d->opt.sample ? d->opt.sample_hz : 0,
 		d->throttle_total);
+	demo_ring_order(d, &o);
+	fprintf(f, "  \"rings\": {\"kind\": \"%s\", \"count\": %d, \"sample_shared\": %s, "
+		"\"out_of_order\": %" PRIu64 ", \"rings_out_of_order\": %d, \"worst_backstep_ns\": %"
+		PRIu64 ", \"migrate_every\": %ld, \"tick_ms\": %ld, \"ticks\": %" PRIu64 "},\n",
+		d->opt.per_thread ? "task" : "cpu", d->nr_rings,
+		d->opt.sample_shared ? "true" : "false", o.records, o.rings, o.worst_ns,
+		d->opt.migrate_every, d->opt.tick_ms, d->ticks);
+	fprintf(f, "  \"ring_order\": [");
+	for (e = 0; e < d->nr_rings; e++)
+		fprintf(f, "%s{\"cpu\": %d, \"tid\": %d, \"samples\": %" PRIu64
+			", \"out_of_order\": %" PRIu64 ", \"worst_backstep_ns\": %" PRIu64 "}",
+			e ? ", " : "", d->rings[e].cpu, d->rings[e].tid, d->rings[e].samples,
+			d->rings[e].out_of_order, d->rings[e].worst_backstep_ns);
+	fprintf(f, "],\n");
 	fprintf(f, "  \"duration_s\": %.3f,\n  \"rounds\": %" PRIu64 ",\n"
 		"  \"records\": %" PRIu64 ",\n  \"samples\": %" PRIu64 ",\n"
 		"  \"untimed\": %" PRIu64 ",\n  \"ring_errors\": %" PRIu64 ",\n"
@@ -89,12 +104,14 @@ void demo_write_json(struct demo *d, FILE *f, const struct kernel_counts *k,
 			", \"below_horizon\": %" PRIu64 ", \"forced\": %" PRIu64
 			", \"queued_at_end\": %" PRIu64 ", \"out_of_order_in_source\": %" PRIu64
 			", \"order_errors\": %" PRIu64
+			", \"at_end\": %" PRIu64 ", \"held_to_end\": %" PRIu64
 			", \"ordered\": %s, \"hold_ns\": {\"p50\": %" PRIu64
 			", \"p99\": %" PRIu64 ", \"max\": %" PRIu64 "}, "
 			"\"peak_queue\": %" PRIu64 "}%s\n",
 			rule_name(i), st.pushed, r->in_order + r->late,
 			r->in_order, r->late, st.worst_lateness_ns, st.below_horizon,
 			st.forced, st.queued, st.out_of_order_in_source, r->order_errors,
+			r->at_end, r->held_to_end,
 			/* Late events are out of order too. */
 			r->order_errors || r->late ? "false" : "true", hist_pct(&r->hold, 50),
 			hist_pct(&r->hold, 99), r->hold.max, r->peak_queued,

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "demo.h"
+#include "load.h"
 
 void demo_status_line(struct demo *d, double elapsed, uint64_t d_samples,
 		      uint64_t d_rounds, double dt)
@@ -89,8 +90,11 @@ static void kernel_counts(struct demo *d, struct kernel_counts *k)
 		uint64_t lost = k->have_lost ? d->events[e].lost : 0;
 
 		k->lost += d->events[e].lost;
-		/* A sampling event counts time or cycles, not occurrences. */
-		if (d->events[e].sampling)
+		/*
+		 * A sampling event counts time or cycles, not occurrences;
+		 * side-band records have no counter at all.
+		 */
+		if (d->events[e].sampling || d->events[e].side_band)
 			continue;
 		k->count += d->events[e].count;
 		/* Every occurrence is a sample we read, or one the kernel lost. */
@@ -136,10 +140,43 @@ static const char *counts_verdict(const struct demo *d,
 	return buf;
 }
 
-/* With --sample each CPU has two rings. */
+/* With --sample each CPU has two rings (one with --sample-shared); --per-thread: all CPUs. */
 int demo_nr_cpus_traced(const struct demo *d)
 {
-	return d->opt.sample ? d->nr_rings / 2 : d->nr_rings;
+	if (d->opt.per_thread)
+		return d->ncpus;
+	return d->opt.sample && !d->opt.sample_shared ? d->nr_rings / 2 : d->nr_rings;
+}
+
+void demo_ring_order(const struct demo *d, struct ring_order *o)
+{
+	int c;
+
+	memset(o, 0, sizeof(*o));
+	o->worst_ring = -1;
+	for (c = 0; c < d->nr_rings; c++) {
+		const struct cpu_ring *r = &d->rings[c];
+
+		o->records += r->out_of_order;
+		if (r->out_of_order)
+			o->rings++;
+		if (r->out_of_order && r->worst_backstep_ns >= o->worst_ns) {
+			o->worst_ns = r->worst_backstep_ns;
+			o->worst_ring = c;
+		}
+	}
+}
+
+/* "cpu 3" or "task 1234": which ring. */
+const char *demo_ring_name(const struct demo *d, int c, char *buf, size_t sz)
+{
+	if (d->rings[c].tid >= 0)
+		snprintf(buf, sz, "task %d", d->rings[c].tid);
+	else
+		snprintf(buf, sz, "cpu %d%s", d->rings[c].cpu,
+			 d->opt.sample && !d->opt.sample_shared && c >= d->ncpus ?
+			 " (samples)" : "");
+	return buf;
 }
 
 const char *demo_clock_name(const struct demo *d)
@@ -151,8 +188,9 @@ const char *demo_clock_name(const struct demo *d)
 static void print_tables(struct demo *d, FILE *f, const struct kernel_counts *k,
 			 const struct perfclock_clock_info *ci)
 {
-	char a[32], b[32], c[32], m[32], verdict[300];
-	int i, e;
+	char a[32], b[32], c[32], m[32], verdict[300], ring[48];
+	struct ring_order o;
+	int i, e, shown;
 
 	fmt_ns(a, sizeof(a), ci->horizon_age_ns);
 	fmt_ns(b, sizeof(b), ci->inflight_estimate_ns);
@@ -172,7 +210,10 @@ static void print_tables(struct demo *d, FILE *f, const struct kernel_counts *k,
 		fprintf(f, "  our horizon: ESTIMATED (no module with horizons): clock "
 			"- skew estimate - %s in-flight allowance\n", b);
 	for (e = 0; e < d->nr_events; e++)
-		if (d->events[e].sampling)
+		if (d->events[e].side_band)
+			fprintf(f, "  %-24s %12" PRIu64 " records  (in the rings of the first "
+				"event; no counter)\n", d->events[e].name, d->events[e].samples);
+		else if (d->events[e].sampling)
 			fprintf(f, "  %-24s %12" PRIu64 " samples  (own ring per CPU; "
 				"its count is %s)  lost %" PRIu64 "%s\n", d->events[e].name,
 				d->events[e].samples, d->events[e].type == PERF_TYPE_SOFTWARE ?
@@ -198,11 +239,38 @@ static void print_tables(struct demo *d, FILE *f, const struct kernel_counts *k,
 		"or lagging clock): %" PRIu64 ", worst by %s\n", d->inflight_seen,
 		d->inflight_seen ? a : "-");
 	if (d->opt.load)
-		fprintf(f, "  load: %d threads on %s CPUs, %" PRIu64 " hops (%.0f/s)\n",
-			d->opt.load, d->opt.load_cpus ? "the first few" : "all", d->hops, d->hops / d->secs);
-	fprintf(f, "\n%-10s %12s %10s %11s %10s %10s %10s %10s %10s\n", "rule",
+		fprintf(f, "  load: %d threads on %s CPUs%s%s, %" PRIu64 " hops (%.0f/s)\n",
+			d->opt.load, d->opt.load_cpus ? "the first few" : "all",
+			d->opt.migrate_every ? ", migrating" : "",
+			d->opt.load_side_band == LOAD_SB_MMAP ? ", an mmap per hop" :
+			d->opt.load_side_band == LOAD_SB_COMM ? ", a rename per hop" : "",
+			d->hops, d->hops / d->secs);
+	if (d->opt.tick_ms)
+		fprintf(f, "  tickers on the idle CPUs: one write+read every %ld ms, %" PRIu64
+			" ticks\n", d->opt.tick_ms, d->ticks);
+	demo_ring_order(d, &o);
+	fprintf(f, "  %d rings (%s): %" PRIu64 " records read below an earlier "
+		"record of their own ring, in %d rings", d->nr_rings,
+		d->opt.per_thread ? "one per task" : d->opt.sample_shared ?
+		"one per CPU, samples shared" : "one per CPU", o.records, o.rings);
+	if (o.worst_ring >= 0)
+		fprintf(f, "; worst by %s (%s)",
+			(fmt_ns(a, sizeof(a), o.worst_ns), a),
+			demo_ring_name(d, o.worst_ring, ring, sizeof(ring)));
+	fputc('\n', f);
+	for (i = 0, shown = 0; i < d->nr_rings && shown < 16; i++) {
+		const struct cpu_ring *r = &d->rings[i];
+
+		if (!r->out_of_order)
+			continue;
+		shown++;
+		fprintf(f, "    %-18s %10" PRIu64 " records, %8" PRIu64 " out of stamp order, worst by %s\n",
+			demo_ring_name(d, i, ring, sizeof(ring)), r->samples, r->out_of_order,
+			(fmt_ns(a, sizeof(a), r->worst_backstep_ns), a));
+	}
+	fprintf(f, "\n%-10s %12s %10s %11s %10s %10s %10s %10s %10s %10s %10s\n", "rule",
 		"delivered", "late", "worst late", "hold p50", "hold p99",
-		"hold max", "below hz", "peak queue");
+		"hold max", "at end", "held>1s", "below hz", "peak queue");
 	for (i = 0; i < NR_RULES; i++) {
 		struct rule_state *r = &d->rules[i];
 		struct perfclock_queue_stats st;
@@ -213,14 +281,15 @@ static void print_tables(struct demo *d, FILE *f, const struct kernel_counts *k,
 		fmt_ns(c, sizeof(c), hist_pct(&r->hold, 99));
 		fmt_ns(m, sizeof(m), r->hold.max);
 		fprintf(f, "%-10s %12" PRIu64 " %10" PRIu64 " %11s %10s %10s %10s"
-			" %10" PRIu64 " %10" PRIu64 "%s\n", rule_name(i),
+			" %10" PRIu64 " %10" PRIu64 " %10" PRIu64 " %10" PRIu64 "%s\n", rule_name(i),
 			st.emitted + st.late, st.late, st.late ? a : "-", b, c, m,
-			st.below_horizon, r->peak_queued,
+			r->at_end, r->held_to_end, st.below_horizon, r->peak_queued,
 			r->order_errors ? "  ORDER ERRORS" : "");
 	}
 	fprintf(f, "\nlate: delivered after a later event had been emitted; hold: from "
-		"an event's timestamp to its delivery;\nbelow hz: pushed below the "
-		"last flush limit. ours: below perfclock_horizon() (library defaults);\n"
+		"an event's timestamp to its delivery;\nat end: delivered only after the "
+		"load stopped; held>1s: of those, read over 1 s before the end;"
+		" below hz: pushed below the last flush limit. ours: below perfclock_horizon() (library defaults);\n"
 		"ahern: below the bare clock read; perf-old, schuchart, kvm-live: see "
 		"user/demo/rules.h\n");
 }

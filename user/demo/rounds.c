@@ -40,8 +40,9 @@ static int find_tp(const struct cpu_ring *r, uint64_t id)
 }
 
 /*
- * A sample read from ring src: counted, then pushed to every rule's queue
- * with the same time, so that every rule judges the same events.
+ * A record read from ring src (a sample, or with --side-band a side-band
+ * record): counted, then pushed to every rule's queue with the same time,
+ * so that every rule judges the same events.
  */
 static void push_all(struct demo *d, uint32_t src,
 		     const struct perfclock_record *rec)
@@ -52,16 +53,30 @@ static void push_all(struct demo *d, uint32_t src,
 	int i, e, err;
 	uint32_t full;
 
-	if (demo_parse_sample(d, rec->data, rec->size, &s)) {
+	if (rec->type != PERF_RECORD_SAMPLE) {
+		e = d->side_band_ev;
+		memset(&s, 0, sizeof(s));
+		s.cpu = d->rings[src].cpu >= 0 ? (uint32_t)d->rings[src].cpu : 0;
+	} else if (demo_parse_sample(d, rec->data, rec->size, &s)) {
 		d->nontime_total++;
 		return;
+	} else {
+		e = find_tp(&d->rings[src], s.id);
 	}
-	e = find_tp(&d->rings[src], s.id);
 	if (e < 0) {
 		d->nontime_total++;
 		return;
 	}
 	d->events[e].samples++;
+	if (d->rings[src].samples && rec->time < d->rings[src].last_time) {
+		struct cpu_ring *r = &d->rings[src];
+
+		r->out_of_order++;
+		if (r->last_time - rec->time > r->worst_backstep_ns)
+			r->worst_backstep_ns = r->last_time - rec->time;
+	} else {
+		d->rings[src].last_time = rec->time;
+	}
 	d->rings[src].samples++;
 	d->samples_total++;
 	if (d->have_prev_start && rec->time < d->prev_start) {
@@ -69,10 +84,12 @@ static void push_all(struct demo *d, uint32_t src,
 		if (d->prev_start - rec->time > d->inflight_worst_ns)
 			d->inflight_worst_ns = d->prev_start - rec->time;
 	}
-	if (!d->events[e].software && !d->events[e].sampling && s.raw && d->opt.print)
+	if (!d->events[e].software && !d->events[e].sampling && !d->events[e].side_band &&
+	    s.raw && d->opt.print)
 		tp_learn_comms(d->comms, &d->events[e].fmt, s.raw, s.raw_size);
 	h->tp = (uint32_t)e;
 	h->cpu = s.cpu;
+	h->pushed_at = d->final_drain ? 0 : d->prev_start_now;
 	full = (uint32_t)sizeof(*h);
 	/* The queue copies at most 64 KiB per event: keep the header then. */
 	if (d->opt.print && rec->size <= sizeof(buf) - sizeof(*h) - 16) {
@@ -158,6 +175,7 @@ static uint64_t do_round(struct demo *d)
 		die("perfclock_horizon: %s", strerror(-err));
 	start = clock_now(d);
 	d->emit_now = start;
+	d->prev_start_now = start;
 	hist_add(&d->hz_age, start > hz ? start - hz : 0);
 	rules_round_begin(&d->limits, start, hz);
 	for (k = 0; k < d->nr_rings; k++) {
@@ -197,7 +215,11 @@ static uint64_t do_round(struct demo *d)
 			 */
 			if (!(rec.flags & PERFCLOCK_RECORD_HAS_TIME))
 				d->nontime_total++;
-			else if (rec.type == PERF_RECORD_SAMPLE)
+			else if (rec.type == PERF_RECORD_SAMPLE ||
+				 (d->side_band_ev >= 0 && rec.type != PERF_RECORD_LOST &&
+				  rec.type != PERF_RECORD_LOST_SAMPLES &&
+				  rec.type != PERF_RECORD_THROTTLE &&
+				  rec.type != PERF_RECORD_UNTHROTTLE))
 				push_all(d, (uint32_t)c, &rec);
 		}
 		if (!left && err < 0) {
@@ -255,7 +277,6 @@ static void wait_round(const struct demo *d)
 
 int demo_run(struct demo *d)
 {
-	struct load *load = NULL;
 	uint64_t t0, t_end = 0, last_status;
 	uint64_t st_samples = 0, st_rounds = 0;
 	pid_t child = -1;
@@ -263,13 +284,8 @@ int demo_run(struct demo *d)
 
 	demo_set_enabled(d, 1);
 	t0 = wall_ns();
-	if (d->opt.load) {
-		load = load_start(d->opt.load, d->cpus,
-				  d->opt.load_cpus && d->opt.load_cpus < d->ncpus ?
-				  d->opt.load_cpus : d->ncpus);
-		if (!load)
-			die("starting the load: %s", strerror(errno));
-	}
+	if (d->load)
+		load_go(d->load);
 	if (d->opt.command)
 		child = demo_start_command(d->opt.command);
 	if (d->opt.duration > 0)
@@ -306,11 +322,17 @@ int demo_run(struct demo *d)
 		fputs("\r\033[K", stderr);
 
 	/* Stop the producers, then drain what they left and flush it all. */
-	if (load)
-		d->hops = load_stop(load);
+	d->hops = load_stop(d->load);
+	d->load = NULL;
+	d->ticks = ticker_stop(d->ticker);
+	d->ticker = NULL;
 	demo_set_enabled(d, 0);
 	d->secs = (wall_ns() - t0) / 1e9;
-	/* The last round drains everything: nothing may stay unread. */
+	/*
+	 * The last round drains everything: nothing may stay unread. What
+	 * any rule delivers from here on, it delivers only at the end.
+	 */
+	d->end_time = clock_now(d);
 	d->final_drain = 1;
 	do_round(d);
 	d->emit_now = clock_now(d);

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "demo.h"
+#include "load.h"
 
 /* A number from a /proc or /sys file, for the error messages. */
 static int read_int_file(const char *path, long *v)
@@ -170,6 +171,27 @@ static void pick_events(struct demo *d)
 	d->nr_events = d->opt.nr_tp_spec;
 }
 
+/*
+ * --side-band: the mmap, comm and task records of the first event of
+ * every ring, as perf record asks for them. Not an event of its own: an
+ * entry in events[] that the reports count these records under. They are
+ * stamped with interrupts on (perf_iterate_sb() disables preemption
+ * only), unlike tracepoint samples in these kernels (see README, "Rings
+ * in stamp order").
+ */
+static void add_side_band(struct demo *d)
+{
+	struct tp_event *ev;
+
+	d->side_band_ev = -1;
+	if (!d->opt.side_band)
+		return;
+	ev = &d->events[d->nr_events];
+	ev->side_band = 1;
+	snprintf(ev->name, sizeof(ev->name), "side-band (mmap, comm, task)");
+	d->side_band_ev = d->nr_events++;
+}
+
 /* --sample: a timer-driven sampling event, after the traced ones. */
 static int add_sampling_event(struct demo *d)
 {
@@ -190,9 +212,9 @@ static int add_sampling_event(struct demo *d)
 	return d->nr_events++;
 }
 
-static int perf_open(struct perf_event_attr *attr, int cpu)
+static int perf_open(struct perf_event_attr *attr, int pid, int cpu)
 {
-	return (int)syscall(SYS_perf_event_open, attr, -1, cpu, -1,
+	return (int)syscall(SYS_perf_event_open, attr, pid, cpu, -1,
 			    PERF_FLAG_FD_CLOEXEC);
 }
 
@@ -233,6 +255,17 @@ static void fill_attr(const struct demo *d, struct perf_event_attr *attr,
 	perfclock_fill_attr(d->clk, attr);
 }
 
+/* The ring's first event carries its side-band records (--side-band). */
+static void fill_side_band(const struct demo *d, struct perf_event_attr *attr)
+{
+	if (d->side_band_ev < 0)
+		return;
+	attr->mmap = 1;
+	attr->mmap_data = 1;
+	attr->comm = 1;
+	attr->task = 1;
+}
+
 /* perf_event_open failed: say why, in the terms the user can act on. */
 static void die_open(const struct demo *d, const char *what,
 		     const struct tp_event *ev,
@@ -256,8 +289,11 @@ static void die_open(const struct demo *d, const char *what,
 	die("%s: %s", what, strerror(err));
 }
 
-/* One ring on cpu carrying the events evs[0..n-1] (indexes into events[]). */
-static void open_ring(struct demo *d, struct cpu_ring *r, int cpu,
+/*
+ * One ring carrying the events evs[0..n-1] (indexes into events[]): CPU
+ * cpu's (tid -1), or task tid's on every CPU (cpu -1).
+ */
+static void open_ring(struct demo *d, struct cpu_ring *r, int cpu, int tid,
 		      const int *evs, int n)
 {
 	long pagesz = sysconf(_SC_PAGESIZE);
@@ -267,23 +303,32 @@ static void open_ring(struct demo *d, struct cpu_ring *r, int cpu,
 	int i, err;
 
 	r->cpu = cpu;
+	r->tid = tid;
 	r->nfd = n;
 	for (i = 0; i < n; i++) {
 		struct tp_event *ev = &d->events[evs[i]];
 
 		r->ev[i] = evs[i];
 		fill_attr(d, &attr, ev, data);
+		if (!i)
+			fill_side_band(d, &attr);
 		if (perfclock_check_attr(d->clk, &attr))
 			die("internal: attr does not match the clock");
-		snprintf(what, sizeof(what), "perf_event_open(%s, cpu %d)",
-			 ev->name, cpu);
-		r->fd[i] = perf_open(&attr, cpu);
+		if (tid >= 0)
+			snprintf(what, sizeof(what), "perf_event_open(%s, task %d)",
+				 ev->name, tid);
+		else
+			snprintf(what, sizeof(what), "perf_event_open(%s, cpu %d)",
+				 ev->name, cpu);
+		r->fd[i] = perf_open(&attr, tid, cpu);
 		if (r->fd[i] < 0 && errno == EINVAL &&
 		    (d->read_format & PERF_FORMAT_LOST)) {
 			/* Before Linux 6.0: no lost count to read back. */
 			d->read_format &= ~(uint64_t)PERF_FORMAT_LOST;
 			fill_attr(d, &attr, ev, data);
-			r->fd[i] = perf_open(&attr, cpu);
+			if (!i)
+				fill_side_band(d, &attr);
+			r->fd[i] = perf_open(&attr, tid, cpu);
 		}
 		if (r->fd[i] < 0)
 			die_open(d, what, ev, &attr, errno);
@@ -327,11 +372,16 @@ static void open_ring(struct demo *d, struct cpu_ring *r, int cpu,
  * One ring per CPU for the traced events; with --sample, a second ring
  * per CPU for the sampling event (the ring reader parses one layout per
  * ring; both use the same sample_type here, but a ring of its own keeps
- * the sampling stream independent, as perf top's would be).
+ * the sampling stream independent, as perf top's would be), or with
+ * --sample-shared the sampling event in the same ring as the tracepoints
+ * (PERF_EVENT_IOC_SET_OUTPUT), so that a writer in hard-irq context (the
+ * cpu-clock hrtimer) shares the ring with writers stamped with irqs on.
+ * With --per-thread one ring per load thread instead, following it
+ * across CPUs.
  */
 static void open_events(struct demo *d)
 {
-	int tp[MAX_TP], c, e, nr_tp = d->nr_events, sampling, ncpus = d->ncpus;
+	int tp[MAX_EV], c, e, nr_tp = d->nr_events, sampling, ncpus = d->ncpus;
 
 	d->sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
 		      PERF_SAMPLE_CPU;
@@ -339,17 +389,61 @@ static void open_events(struct demo *d)
 		d->sample_type |= PERF_SAMPLE_RAW;
 	d->read_format = PERF_FORMAT_ID | PERF_FORMAT_LOST;
 	sampling = add_sampling_event(d);
+	add_side_band(d);
+	for (e = 0; e < nr_tp; e++)
+		tp[e] = e;
+	if (sampling >= 0 && d->opt.sample_shared) {
+		tp[nr_tp++] = sampling;
+		sampling = -1;
+	}
 
+	if (d->opt.per_thread) {
+		d->nr_rings = d->opt.load;
+		d->rings = calloc((size_t)d->nr_rings, sizeof(*d->rings));
+		if (!d->rings)
+			die("out of memory");
+		for (c = 0; c < d->nr_rings; c++)
+			open_ring(d, &d->rings[c], -1, d->load_tids[c], tp, nr_tp);
+		return;
+	}
 	d->nr_rings = ncpus * (sampling >= 0 ? 2 : 1);
 	d->rings = calloc((size_t)d->nr_rings, sizeof(*d->rings));
 	if (!d->rings)
 		die("out of memory");
-	for (e = 0; e < nr_tp; e++)
-		tp[e] = e;
 	for (c = 0; c < ncpus; c++)
-		open_ring(d, &d->rings[c], d->cpus[c], tp, nr_tp);
+		open_ring(d, &d->rings[c], d->cpus[c], -1, tp, nr_tp);
 	for (c = 0; sampling >= 0 && c < ncpus; c++)
-		open_ring(d, &d->rings[ncpus + c], d->cpus[c], &sampling, 1);
+		open_ring(d, &d->rings[ncpus + c], d->cpus[c], -1, &sampling, 1);
+}
+
+/*
+ * The load's threads (waiting until demo_run() releases them; their
+ * tids are what --per-thread opens its rings on) and the tickers on the
+ * CPUs the load leaves idle.
+ */
+static void start_load(struct demo *d)
+{
+	int nr = d->opt.load_cpus && d->opt.load_cpus < d->ncpus ?
+		 d->opt.load_cpus : d->ncpus;
+
+	if (d->opt.load) {
+		d->load = load_start(d->opt.load, d->cpus, nr, d->opt.migrate_every,
+				     d->opt.load_side_band);
+		if (!d->load)
+			die("starting the load: %s", strerror(errno));
+		d->load_tids = calloc((size_t)d->opt.load, sizeof(*d->load_tids));
+		if (!d->load_tids)
+			die("out of memory");
+		load_tids(d->load, d->load_tids);
+	}
+	if (d->opt.tick_ms) {
+		if (nr >= d->ncpus)
+			die_usage("--tick-ms needs CPUs the load leaves idle (--load-cpus N "
+				  "below the %d online CPUs)", d->ncpus);
+		d->ticker = ticker_start(d->cpus + nr, d->ncpus - nr, d->opt.tick_ms);
+		if (!d->ticker)
+			die("starting the tickers: %s", strerror(errno));
+	}
 }
 
 /* One queue per rule, all fed the same events; they deliver to demo_deliver(). */
@@ -394,6 +488,7 @@ void demo_setup(struct demo *d)
 		die("perfclock_get_info: %s", strerror(-err));
 	pick_events(d);
 	d->ncpus = online_cpus(&d->cpus);
+	start_load(d);
 	open_events(d);
 	make_queues(d);
 
@@ -434,6 +529,10 @@ void demo_teardown(struct demo *d)
 			close(d->rings[c].fd[e]);
 	}
 	free(d->rings);
+	/* demo_run() stopped them; after a setup error they stop here. */
+	load_stop(d->load);
+	ticker_stop(d->ticker);
+	free(d->load_tids);
 	free(d->cpus);
 	free(d->pfd);
 	tp_comms_free(d->comms);
