@@ -15,7 +15,8 @@
 #   make dkms-remove     remove it from DKMS
 #   make deb             the Debian packages in build/dkms/: perfclock-dkms
 #                        (dh_dkms), libperfclock0.2, libperfclock-dev, and
-#                        lintian on them (make dkms-deb: the same)
+#                        lintian on them (make dkms-deb: the same);
+#                        installs missing packages
 #   make check-deb       the library's packages: contents, lintian, symbols,
 #                        installed on this host, a client built with
 #                        pkg-config against them, purged (root)
@@ -110,6 +111,7 @@ dkms-remove:
 	scripts/dkms.sh remove
 
 deb dkms-deb:
+	scripts/deps.sh dkms-deb
 	scripts/dkms.sh deb
 	scripts/dkms.sh lint
 
