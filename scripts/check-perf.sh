@@ -256,7 +256,7 @@ if ! skip full; then
 		result $? "patched perf (default configuration) reports libperfclock: [ on ]"
 		so=$(ldd "$full_perf" | sed -n "s/.*$soname => \([^ ]*\).*/\1/p")
 		[ -n "$so" ] && dpkg -S "$(readlink -f "$so")" 2>/dev/null | grep -q "^$libpkg:"
-		result $? "patched perf (default configuration) loads ${so:-no} $soname, $libpkg's file"
+		result $? "patched perf (default configuration) loads $soname from ${so:-nowhere}, $libpkg's file"
 	fi
 fi
 flock -u 9
