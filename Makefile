@@ -13,7 +13,13 @@
 #   make dkms-install    install the module with DKMS (root; KERNELRELEASE=
 #                        for one kernel, else every kernel with headers)
 #   make dkms-remove     remove it from DKMS
-#   make dkms-deb        a perfclock-dkms .deb (dh_dkms) in build/dkms/
+#   make deb             the Debian packages in build/dkms/: perfclock-dkms
+#                        (dh_dkms), libperfclock0.2, libperfclock-dev, and
+#                        lintian on them (make dkms-deb: the same);
+#                        installs missing packages
+#   make check-deb       the library's packages: contents, lintian, symbols,
+#                        installed on this host, a client built with
+#                        pkg-config against them, purged (root)
 #   make check-dkms      DKMS on cloud-amd64, amd64 and rt-amd64, each
 #                        module booted and tested in QEMU (root)
 #   make fuzz            the module's interface fuzzer and init fault sweep
@@ -53,7 +59,7 @@ endif
 KBUILD_ARGS := -C $(KDIR) M=$(CURDIR) KCFLAGS='$(KCFLAGS) -DPERFCLOCK_VERSION=\"$(VERSION)\"'
 
 .PHONY: all module user selftests fuzz demo check check-kernel lint bench install clean kdir-check print-kdir \
-	dkms-install dkms-remove dkms-deb check-dkms check-debug check-perf
+	dkms-install dkms-remove dkms-deb deb check-deb check-dkms check-debug check-perf
 
 all: module user selftests fuzz
 
@@ -104,8 +110,13 @@ dkms-install:
 dkms-remove:
 	scripts/dkms.sh remove
 
-dkms-deb:
+deb dkms-deb:
+	scripts/deps.sh dkms-deb
 	scripts/dkms.sh deb
+	scripts/dkms.sh lint
+
+check-deb:
+	scripts/check-deb.sh
 
 check-dkms:
 	scripts/check-dkms.sh

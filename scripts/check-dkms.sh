@@ -25,11 +25,13 @@
 #      /lib/modules;
 #   6. the .deb: scripts/dkms.sh deb, dpkg -i (its postinst builds and
 #      installs through dkms), checks, dpkg --purge, and the same
-#      nothing-left checks.
+#      nothing-left checks;
+#   7. the library's packages that step 6 built with it (libperfclock0.2,
+#      libperfclock-dev): scripts/check-deb.sh, see there.
 #
 # Environment: FLAVOURS (default "cloud-amd64 amd64 rt-amd64"), REGIMES
 # (default "stable unstable"), GUEST_TIMEOUT (seconds per boot, default
-# 900, scripts/vm-lib.sh), DEB=0 to skip step 6.
+# 900, scripts/vm-lib.sh), DEB=0 to skip steps 6 and 7.
 #
 # Output: TAP, one line per result, ending "N passed, N failed" and the
 # elapsed time; exit status non-zero if anything failed. Needs root. Leaves
@@ -49,6 +51,7 @@ out=build/dkms
 log=$out/log
 . scripts/tap-lib.sh
 . scripts/vm-lib.sh
+. scripts/dpkg-lib.sh
 
 # Nothing of perfclock left in dkms, /usr/src or /lib/modules.
 check_nothing_left() {	# $1 prefixes the descriptions
@@ -60,24 +63,6 @@ check_nothing_left() {	# $1 prefixes the descriptions
 	result $([ -z "$left" ]; echo $?) "$1: no perfclock.ko under /lib/modules${left:+ ($left)}"
 	left=$(grep -l perfclock /lib/modules/*/modules.dep 2>/dev/null)
 	result $([ -z "$left" ]; echo $?) "$1: no modules.dep mentions perfclock${left:+ ($left)}"
-}
-
-# dpkg itself does not wait for the dpkg lock (apt-get does, with
-# DPkg::Lock::Timeout): wait for it here, up to 10 minutes, so that an
-# apt run elsewhere on the machine does not fail the package steps.
-dpkg_waiting() {	# dpkg_waiting DPKG-ARGS...; output as dpkg's
-	local i out st
-	for i in $(seq 120); do
-		st=0
-		out=$(DEBIAN_FRONTEND=noninteractive dpkg "$@" 2>&1) || st=$?
-		if [ $st -ne 0 ] && grep -q 'dpkg frontend lock\|lock-frontend\|database is locked' <<< "$out"; then
-			sleep 5
-			continue
-		fi
-		break
-	done
-	printf '%s\n' "$out"
-	return $st
 }
 
 name=perfclock
@@ -198,8 +183,11 @@ check_nothing_left "dkms remove"
 
 # ---- 6. the .deb ------------------------------------------------------------------
 [ "$DEB" != 0 ] || finish
-deb=$(scripts/dkms.sh deb "$out" 2>"$log/deb-build.err")
+# (it builds the library's packages too: step 7 tests those)
+debs=$(scripts/dkms.sh deb "$out" 2>"$log/deb-build.err")
 st=$?
+deb=$(grep "/${name}-dkms_${version}_all\.deb\$" <<<"$debs")
+[ -n "$deb" ] || st=1
 [ $st -eq 0 ] || sed 's/^/# /' "$log/deb-build.err"
 result $st "deb: scripts/dkms.sh deb builds ${deb:-perfclock-dkms}"
 [ $st -eq 0 ] || finish
@@ -232,5 +220,12 @@ check_nothing_left "dpkg --purge"
 if [ "$had_group" = 0 ] && getent group perfclock >/dev/null; then
 	groupdel perfclock && echo "# removed the perfclock group the test's package created"
 fi
+
+# ---- 7. the library's packages ----------------------------------------------------
+# scripts/check-deb.sh (make check-deb) on the packages step 6 built:
+# contents, lintian, symbols, installed on the host, a pkg-config client,
+# purged with nothing left.
+DEB_DIR=$out scripts/check-deb.sh >"$log/check-deb.tap" 2>&1
+relay "scripts/check-deb.sh" $? "$log/check-deb.tap"
 
 finish

@@ -6,22 +6,26 @@
 # compared by the same counter (ordered_events::nr_unordered_events, which
 # the series' first patch prints at exit).
 #
-#   1. installs what is missing (scripts/deps.sh build vm lint perf);
+#   1. installs what is missing (scripts/deps.sh build vm lint perf, and
+#      dkms-deb for the library's packages);
 #   2. builds, from Debian's linux-source-6.1 tarball, with the patch
 #      series in patches/perf/:
 #        - stock perf: the series' stock-semantics patches only (every
 #          patch before the one that adds LIBPERFCLOCK: the out-of-order
 #          report, perf trace -k, the kvm report), static;
 #        - patched perf: the whole series, LIBPERFCLOCK=1, linked with
-#          libperfclock (user/, installed into the cache and found through
-#          its libperfclock.pc), static;
+#          libperfclock as a distribution would: the packages
+#          scripts/dkms.sh deb builds (cached by their inputs) are
+#          installed on the host (dpkg -i), pkg-config finds /usr's
+#          libperfclock.pc, and they are purged after the builds; static;
 #        - patched perf in perf's default configuration (dynamic, every
 #          feature this machine has), to prove the series builds there.
 #      The static builds run both in the busybox guest and on the host.
 #      Build trees are cached outside the clone, in
 #      $PERFCLOCK_CACHE/perf-KEY, KEY hashing the tarball, the patches'
 #      diffs,
-#      the library sources (patched builds), the compiler and this recipe:
+#      the installed libperfclock packages' files (patched builds), the
+#      compiler and this recipe:
 #      a second run reuses them;
 #   3. boots the guest (boot() in scripts/vm-lib.sh, Debian's cloud kernel
 #      matching the headers, the module built from a private copy of
@@ -64,8 +68,8 @@ GUEST_LOOPS=${GUEST_LOOPS:-300}
 HOST_SECONDS=${HOST_SECONDS:-12}
 PERF_SKIP=${PERF_SKIP:-}
 # Bump when the way perf is built changes (the patches and the library
-# are hashed themselves).
-RECIPE=1
+# are hashed themselves). 2: against the installed libperfclock-dev.
+RECIPE=2
 # What perf needs from the kernel tree (tools/perf/MANIFEST, plus the
 # headers its check-headers.sh compares with).
 MEMBERS="tools scripts kernel/bpf include arch/x86/include arch/x86/lib arch/x86/entry/syscalls Makefile"
@@ -118,38 +122,66 @@ if [ ! -f "$src_root/.done" ]; then
 fi
 src=$src_root/$TOPDIR
 
-# ---- libperfclock, installed into the cache ------------------------------------
-# The library and the module are copied from the working tree at the same
-# moment, into build/perf/src (both speak the module's ABI; the builds
-# take minutes, and the tree may change meanwhile).
+# ---- libperfclock, as its Debian packages ----------------------------------------
+# Patched perf is built the way a distribution would build it: against
+# the installed libperfclock-dev (pkg-config finds /usr's libperfclock.pc:
+# no PKG_CONFIG_PATH, no -I or -L into the tree), from the packages
+# scripts/dkms.sh deb builds. They are installed on the host for the perf
+# builds and the dynamic perf's version check, and purged right after
+# (the static perf binaries the guest and host runs use need nothing).
+# The module is copied from the working tree into build/perf/src (the
+# builds take minutes, and the tree may change meanwhile).
 snap=$log/src
-mkdir -p "$snap/user"
+mkdir -p "$snap"
 cp -r Makefile Kbuild VERSION module "$snap/"
 rm -f "$snap"/module/*.o "$snap"/module/*.ko "$snap"/module/*.mod* "$snap"/module/.*.cmd
-# What user/Makefile's install needs: its top-level sources and headers
-# (the demo aside), the Makefile, the pkg-config template, the map.
-lib_files=()
-for f in user/*.c user/*.h user/Makefile user/libperfclock.pc.in user/libperfclock.map; do
-	case $f in user/demo_flush.c) continue ;; esac
-	lib_files+=("${f#user/}")
-	cp "$f" "$snap/user/"
-done
-lib_key=$( (cd "$snap" && cat "${lib_files[@]/#/user/}" module/perfclock_ioctl.h VERSION) |
+# The packages, cached by what goes into them (the library's sources, its
+# ABI baseline, the packaging, the UAPI header, VERSION).
+unset PKG_CONFIG_PATH PKG_CONFIG_LIBDIR
+. scripts/dpkg-lib.sh
+scripts/deps.sh dkms-deb >&2
+version=$(cat VERSION)
+soname=$(make -s --no-print-directory -C user print-soname)
+libpkg=libperfclock${soname#libperfclock.so.}
+arch=$(dpkg-architecture -qDEB_HOST_ARCH)
+deb_key=$( { for f in user/*.c user/*.h user/Makefile user/libperfclock.map user/libperfclock.pc.in \
+	user/libperfclock.abi scripts/abi-check.sh scripts/dkms.sh packaging/debian/* \
+	module/perfclock_ioctl.h VERSION; do [ -f "$f" ] && { echo "== $f"; cat "$f"; }; done; } |
 	sha256sum | cut -c1-16)
-lib_prefix=$CACHE/perf-lib-$lib_key
-if [ ! -f "$lib_prefix/.done" ]; then
-	rm -rf "$lib_prefix"
-	make -C "$snap/user" --no-print-directory install PREFIX="$lib_prefix" \
-		> "$log/lib.log" 2>&1
+debs=$CACHE/perf-debs-$deb_key
+if [ ! -f "$debs/.done" ]; then
+	rm -rf "$debs"
+	scripts/dkms.sh deb "$debs" > "$log/deb.log" 2>&1
 	st=$?
-	[ $st -eq 0 ] && touch "$lib_prefix/.done"
-	[ $st -eq 0 ] || tail -n 20 "$log/lib.log" | sed 's/^/# /'
-	result $st "libperfclock built and installed into $lib_prefix"
+	[ $st -eq 0 ] && touch "$debs/.done"
+	[ $st -eq 0 ] || tail -n 20 "$log/deb.log" | sed 's/^/# /'
+	result $st "libperfclock packages built (scripts/dkms.sh deb, $debs)"
 	[ $st -eq 0 ] || finish
 else
-	result 0 "libperfclock (cached, $lib_key)"
+	result 0 "libperfclock packages (cached, $deb_key)"
 fi
-export PKG_CONFIG_PATH=$lib_prefix/lib/pkgconfig
+libdeb=$debs/${libpkg}_${version}_$arch.deb
+devdeb=$debs/libperfclock-dev_${version}_$arch.deb
+# What perf is built against: the packages' files (names and contents),
+# so the perf cache key follows the installed -dev, not the tree.
+# (Not /usr/share: the changelog's date follows VERSION's mtime.)
+lib_key=$(for d in "$libdeb" "$devdeb"; do dpkg-deb -f "$d" Package Version; dpkg-deb --fsys-tarfile "$d" |
+	tar -xOf - --exclude='./usr/share/*'; done | sha256sum | cut -c1-16)
+purge_lib() {
+	dpkg_waiting --purge libperfclock-dev "$libpkg" > "$log/lib-purge.log" 2>&1
+}
+for p in libperfclock-dev "$libpkg"; do
+	pkg_present "$p" && { echo "# $p is installed (an earlier run?): purging it first"; purge_lib; }
+done
+dpkg_waiting -i "$libdeb" "$devdeb" > "$log/lib-install.log" 2>&1
+st=$?
+[ $st -eq 0 ] || tail -n 20 "$log/lib-install.log" | sed 's/^/# /'
+result $st "libperfclock-dev and $libpkg installed (dpkg -i, $lib_key)"
+[ $st -eq 0 ] || finish
+trap 'purge_lib' EXIT	# also if a build fails or the run is stopped
+v=$(pkg-config --modversion libperfclock 2>&1)
+[ "$v" = "$version" ]
+result $? "pkg-config finds the installed libperfclock $v ($(pkg-config --cflags --libs libperfclock))"
 
 # ---- perf builds ----------------------------------------------------------------
 # build_perf NAME KIND PATCH... : KIND is static-stock, static-patched or
@@ -201,6 +233,12 @@ build_perf() {
 	[ $st -eq 0 ] || grep -E 'error|Error' "$log/$name-build.log" | head -n 20 | sed 's/^/# /'
 	result $st "$name perf builds ($kind, $(( $(date +%s) - t0 )) s)"
 	[ $st -eq 0 ] || return 1
+	# The patched builds compiled against the package's header (fixdep's
+	# .cmd files list every header an object included).
+	case $kind in *-patched)
+		grep -rlq --include='*.cmd' '/usr/include/perfclock/libperfclock\.h' "$tree/out"
+		result $? "$name perf includes /usr/include/perfclock/libperfclock.h (libperfclock-dev)"
+	esac
 	rm -rf "$tree/src"	# the objects and the binary are what is reused
 	touch "$tree/.perfclock-built"
 }
@@ -213,12 +251,18 @@ if ! skip full; then
 	build_perf patched-full full-patched "${patches[@]}"
 	full_perf=$perf_bin
 	if [ -x "$full_perf" ]; then
-		opts=$(LD_LIBRARY_PATH=$lib_prefix/lib "$full_perf" version --build-options 2>&1)
-		echo "$opts" | grep -q 'libperfclock: \[ on' 
+		opts=$("$full_perf" version --build-options 2>&1)
+		echo "$opts" | grep -q 'libperfclock: \[ on'
 		result $? "patched perf (default configuration) reports libperfclock: [ on ]"
+		so=$(ldd "$full_perf" | sed -n "s/.*$soname => \([^ ]*\).*/\1/p")
+		[ -n "$so" ] && dpkg -S "$(readlink -f "$so")" 2>/dev/null | grep -q "^$libpkg:"
+		result $? "patched perf (default configuration) loads $soname from ${so:-nowhere}, $libpkg's file"
 	fi
 fi
 flock -u 9
+purge_lib
+result $? "libperfclock-dev and $libpkg purged after the perf builds"
+trap - EXIT
 [ -x "$stock_perf" ] && [ -x "$patched_perf" ] || finish
 
 # has_opt BINARY "SUBCOMMAND..." OPTION (-h exits 129: don't pipe it under pipefail)

@@ -44,9 +44,11 @@ group_pkgs() {
 	# make check-debug: a kernel built from linux-source-6.1, and the
 	# liburcu selftests
 	debug) echo flex bison bc libelf-dev liburcu-dev ;;
-	# make check-dkms: dkms itself, and what builds the perfclock-dkms .deb
+	# make check-dkms: dkms itself; dkms-deb: what builds the packages
+	# (perfclock-dkms, libperfclock0.2, libperfclock-dev), lints them
+	# (lintian) and builds the client against the installed -dev (pkg-config)
 	dkms)  echo dkms ;;
-	dkms-deb) echo dh-dkms debhelper dpkg-dev ;;
+	dkms-deb) echo dh-dkms debhelper dpkg-dev lintian fakeroot pkg-config gcc libc6-dev ;;
 	kernel:?*) echo "linux-image-${1#kernel:}" "linux-headers-${1#kernel:}" ;;
 	image:?*)  echo "linux-image-${1#image:}" ;;
 	*)     echo "perfclock: unknown dependency group '$1'" >&2; usage ;;

@@ -17,8 +17,14 @@
 #   remove             dkms remove every perfclock version from every kernel
 #                      and delete the staged /usr/src/perfclock-* trees
 #   status             dkms status for perfclock
-#   deb [OUTDIR]       build perfclock-dkms_VER_all.deb (default OUTDIR:
-#                      build/dkms) with debhelper's dh_dkms; see below
+#   deb [OUTDIR]       build every package of packaging/debian (default
+#                      OUTDIR: build/dkms): perfclock-dkms_VER_all.deb with
+#                      debhelper's dh_dkms (see below), the library's
+#                      libperfclock0.2 (named after its soname) and
+#                      libperfclock-dev, and their -dbgsym packages; prints
+#                      the .deb paths
+#   lint [OUTDIR]      lintian (with info and pedantic tags) on them; fails
+#                      on any tag not overridden with a reason
 #
 # Needs root for install/remove (dkms writes /var/lib/dkms, /usr/src and
 # /lib/modules). The version is the top-level VERSION file, nothing else.
@@ -136,16 +142,33 @@ cmd_remove() {
 	rm -rf /usr/src/"$name"-*
 }
 
+# The library's sources as user/Makefile's lib and install targets need
+# them (its tests, demo and bench are not packaged), its ABI baseline and
+# the script that writes the symbols file from it.
+stage_lib() {
+	local dest=$1 f
+	mkdir -p "$dest/user" "$dest/scripts"
+	for f in "$top"/user/*.c "$top"/user/*.h; do
+		case ${f##*/} in demo_flush.c) continue ;; esac
+		cp "$f" "$dest/user/"
+	done
+	cp "$top/user/Makefile" "$top/user/libperfclock.map" "$top/user/libperfclock.pc.in" \
+		"$top/user/libperfclock.abi" "$dest/user/"
+	cp "$top/scripts/abi-check.sh" "$dest/scripts/"
+}
+
 cmd_deb() {
-	local out=${1:-$top/build/dkms} work src
+	local out=${1:-$top/build/dkms} work src f
 	command -v dh_dkms >/dev/null && command -v dpkg-buildpackage >/dev/null ||
-		die "deb needs dh_dkms and dpkg-buildpackage: apt-get install --no-install-recommends dh-dkms debhelper dpkg-dev"
+		die "deb needs dh_dkms and dpkg-buildpackage: scripts/deps.sh dkms-deb"
 	mkdir -p "$out"
 	out=$(cd "$out" && pwd)
 	work=$out/deb-build
 	src=$work/$name-$version
 	rm -rf "$work"
+	rm -f "$out"/*.deb "$out"/*.changes "$out"/*.buildinfo
 	stage "$src"
+	stage_lib "$src"
 	cp -r "$top/packaging/debian" "$src/debian"
 	mkdir -p "$src/packaging"
 	cp -r "$top/packaging/udev" "$top/packaging/modules-load.d" "$src/packaging/"
@@ -156,17 +179,38 @@ $name ($version) unstable; urgency=medium
 
   * perfclock $version, packaged from the source tree by scripts/dkms.sh.
 
- -- perfclock maintainers <perfclock@localhost>  $(date -R -d @"${SOURCE_DATE_EPOCH:-$(stat -c %Y "$top/VERSION")}")
+ -- perfclock maintainers <maintainers@users.noreply.a-seed-1bd5d8b5.example>  $(date -R -d @"${SOURCE_DATE_EPOCH:-$(stat -c %Y "$top/VERSION")}")
 EOF
-	# -b: binary only (arch all); -us -uc: unsigned; -d: no build-dep
-	# check (the build needs only debhelper and dh-dkms).
+	# -b: binary only; -us -uc: unsigned; -d: no build-dep check (the
+	# build needs debhelper, dh-dkms and a C compiler: deps.sh dkms-deb).
 	(cd "$src" && dpkg-buildpackage -b -us -uc -d) >"$work/build.log" 2>&1 ||
 		{ tail -n 40 "$work/build.log" >&2; die "dpkg-buildpackage failed (log: $work/build.log)"; }
-	mv "$work/${name}-dkms_${version}_all.deb" "$out/"
-	echo "$out/${name}-dkms_${version}_all.deb"
+	# Every binary package (with the -dbgsym ones dh_strip makes), and
+	# the .changes that lists them (lint runs lintian on it).
+	for f in "$work"/*.deb "$work"/*.changes "$work"/*.buildinfo; do
+		mv "$f" "$out/"
+	done
+	ls "$out"/*.deb
 }
 
-[ $# -ge 1 ] || { sed -n '4,21p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 64; }
+# lintian on every package the last deb built, with its informational
+# and pedantic tags too; exit 1 on any tag not overridden
+# (packaging/debian/*.lintian-overrides, each with its reason).
+cmd_lint() {
+	local out=${1:-$top/build/dkms} changes tags
+	command -v lintian >/dev/null || die "lint needs lintian: scripts/deps.sh dkms-deb"
+	changes=$(ls "$out/${name}_${version}"_*.changes 2>/dev/null | head -n 1)
+	[ -n "$changes" ] || die "no ${name}_${version}_*.changes in $out: run scripts/dkms.sh deb first"
+	# lintian exits 1 when it prints a tag: the tags are what is judged.
+	# As root it also warns that root is not recommended (it unpacks
+	# untrusted packages; these are ours): not a tag, dropped.
+	tags=$(lintian --display-info --pedantic --tag-display-limit 0 "$changes" 2>&1 |
+		grep -v '^running with root privileges is not recommended!$') || true
+	[ -z "$tags" ] || { printf '%s\n' "$tags"; return 1; }
+	echo "lintian: no tags on $(basename "$changes") ($(ls "$out"/*.deb | wc -l) packages)"
+}
+
+[ $# -ge 1 ] || { sed -n '4,27p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 64; }
 command=$1
 shift
 case "$command" in
@@ -176,5 +220,6 @@ install) cmd_install "$@" ;;
 remove)  cmd_remove ;;
 status)  need_dkms; dkms status "$name" ;;
 deb)     cmd_deb "$@" ;;
-*)       die "unknown command '$command' (conf stage install remove status deb)" ;;
+lint)    cmd_lint "$@" ;;
+*)       die "unknown command '$command' (conf stage install remove status deb lint)" ;;
 esac

@@ -89,6 +89,41 @@ else
 	result 1 "abi: internal helpers exported: $internal"
 fi
 
+# The exported symbol@node list against the released one
+# (libperfclock.abi, scripts/abi-check.sh; policy: README.md, "ABI"),
+# then the check itself on doctored baselines: each must fail, but a new
+# node, which must pass and say what to add.
+abi_check() { sh ../scripts/abi-check.sh check "$B/libperfclock.so" "$1"; }
+out=$(abi_check libperfclock.abi 2>&1)
+result $? "abi: exported symbol@node as released in libperfclock.abi (or in new nodes)" "$out"
+case $out in *"add to"*) printf '%s\n' "$out" | sed 's/^/# /' ;; esac
+abi_fails() {	# abi_fails WORD DESC: the doctored "$log.abi" fails with WORD
+	out=$(abi_check "$log.abi" 2>&1)
+	st=$?
+	if [ $st -eq 1 ] && printf '%s\n' "$out" | grep -q "$1"; then
+		result 0 "abi-check: fails when $2"
+	else
+		result 1 "abi-check: did not fail ($st) when $2" "$out"
+	fi
+}
+{ cat libperfclock.abi; echo "perfclock_gone@PERFCLOCK_0"; } > "$log.abi"
+abi_fails REMOVED "a released symbol is gone"
+first=$(grep -m1 '^perfclock_[a-z_0-9]*@' libperfclock.abi)
+sed "s/^${first%@*}@.*/${first%@*}@PERFCLOCK_0.99/" libperfclock.abi > "$log.abi"
+abi_fails MOVED "a released symbol (${first%@*}) changed node"
+grep -v "^$first\$" libperfclock.abi > "$log.abi"
+abi_fails ADDED "a new symbol (${first%@*}) went into a released node"
+sed 's/^soname .*/soname libperfclock.so.0.0/' libperfclock.abi > "$log.abi"
+abi_fails "new soname" "the soname is not the baseline's"
+# The node with the fewest symbols, as if it were new this release.
+newest=$(grep '@' libperfclock.abi | cut -d@ -f2 | sort | uniq -c | sort -n | awk 'NR == 1 { print $2 }')
+grep -v "@$newest\$" libperfclock.abi | grep -v "^node $newest " > "$log.abi"
+out=$(abi_check "$log.abi" 2>&1)
+st=$?
+[ $st -eq 0 ] && printf '%s\n' "$out" | grep -q "^abi:   node $newest "
+result $? "abi-check: passes a new node ($newest) and prints the lines to add" "$out"
+rm -f "$log.abi"
+
 # ---- headers from C and C++ ----
 printf '#include "libperfclock.h"\n#include "perfclock_page.h"\nint main(void) { return 0; }\n' > "$log.c"
 check "headers: every public header compiles as C11 -Wall -Wextra -Werror -pedantic" \
