@@ -79,10 +79,10 @@ MODULE_PARM_DESC(update_period_us,
  * 0 restores the policy before: a grace period started every period.
  * The default, and why: docs/horizon-cost.md.
  */
-static uint horizon_gp_idle_ms = 20;
+static uint horizon_gp_idle_ms = 50;
 module_param(horizon_gp_idle_ms, uint, 0644);
 MODULE_PARM_DESC(horizon_gp_idle_ms,
-		 "Start an RCU grace period for the page's horizon only when none has proven one for this long, in ms; 0: every update period (default 20)");
+		 "Start an RCU grace period for the page's horizon only when none has proven one for this long, in ms; 0: every update period (default 50)");
 
 static bool horizon_expedited;
 module_param(horizon_expedited, bool, 0644);
