@@ -84,6 +84,12 @@ module_param(horizon_gp_idle_ms, uint, 0644);
 MODULE_PARM_DESC(horizon_gp_idle_ms,
 		 "Start an RCU grace period for the page's horizon only when none has proven one for this long, in ms; 0: every update period (default 50)");
 
+/* See perfclock_perf_clock_horizon(). */
+static uint horizon_skip_us = 2000;
+module_param(horizon_skip_us, uint, 0644);
+MODULE_PARM_DESC(horizon_skip_us,
+		 "Unstable sched_clock: re-read a remote CPU's clock for the page's horizon only once the value last read there is this far behind, in us; 0: every CPU every period (default 2000)");
+
 static bool horizon_expedited;
 module_param(horizon_expedited, bool, 0644);
 MODULE_PARM_DESC(horizon_expedited,
@@ -197,6 +203,7 @@ static struct {
 	unsigned int npending;
 	u64 gp_progress_ns;	/* ktime_get_ns(): a sample proven, or a GP started */
 	u64 gp_started;		/* grace periods this module started */
+	u32 seen_gen;		/* generation of perfclock_seen_clock */
 
 	struct hrtimer timer;
 	ktime_t period;
@@ -463,10 +470,33 @@ static bool perfclock_switch_wait(void)
 }
 
 /*
+ * Each possible CPU's clock as the horizon work last read it, in
+ * generation perfclock.seen_gen. Owned by horizon_work.
+ */
+static DEFINE_PER_CPU(u64, perfclock_seen_clock);
+
+/*
  * A value that every possible CPU's local_clock() has reached when this
  * returns (point 4 of the proof). sched_clock_cpu() on a remote CPU
  * couples the two clocks forward; kernel/sched/clock.c asks its callers
  * for irqs off, which also keeps each coupling on one CPU.
+ *
+ * In the unstable regime each remote read is sched_clock_remote(), which
+ * writes (cmpxchg) the clock of whichever CPU lags: the scheduler's
+ * hottest per-CPU line. So the horizon work (@seen) does not read a
+ * remote CPU again while the value it last read there is at most
+ * horizon_skip_us below this CPU's clock now; it takes that value
+ * instead. Still exact: a value v returned by sched_clock_cpu(c) is at or
+ * below c's clock from then on, because kernel/sched/clock.c:
+ * sched_clock_remote() leaves both CPUs' clocks at or above the value it
+ * returns and sched_clock_local() never lowers a clock (min_clock is at
+ * least the old clock). Only __sched_clock_work() lowers clocks, and
+ * that starts a new generation, which re-reads every CPU (and the
+ * unstable-to-stable switch happens once, at boot, in
+ * sched_clock_init_late(), before any module). So c's clock is at least
+ * the minimum taken here. The horizon lags by up to horizon_skip_us more;
+ * each remote CPU is written about once per horizon_skip_us instead of
+ * once per update period.
  *
  * With a stable sched_clock every read here is native_sched_clock()'s
  * plain rdtsc() (arch/x86/kernel/tsc.c), which the CPU may execute after
@@ -479,18 +509,36 @@ static bool perfclock_switch_wait(void)
  * too, from the other side). One LFENCE per horizon read: at most one
  * per update period plus one per GET_HORIZON, next to a grace period.
  */
-static u64 perfclock_perf_clock_horizon(void)
+static u64 perfclock_perf_clock_horizon(bool seen, u32 gen)
 {
+	u64 skip_ns = (u64)READ_ONCE(horizon_skip_us) * NSEC_PER_USEC;
+	bool skip = seen && skip_ns && perfclock.seen_gen == gen;
 	unsigned long flags;
-	u64 h = U64_MAX, v;
-	int cpu;
+	u64 h, v, target;
+	int cpu, me;
+
+	local_irq_save(flags);
+	me = smp_processor_id();
+	h = sched_clock_cpu(me);
+	local_irq_restore(flags);
+	target = h - min(h, skip_ns);
 
 	for_each_possible_cpu(cpu) {
-		local_irq_save(flags);
-		v = sched_clock_cpu(cpu);
-		local_irq_restore(flags);
+		if (cpu == me)
+			continue;
+		if (skip && per_cpu(perfclock_seen_clock, cpu) >= target) {
+			v = per_cpu(perfclock_seen_clock, cpu);
+		} else {
+			local_irq_save(flags);
+			v = sched_clock_cpu(cpu);
+			local_irq_restore(flags);
+			if (seen)
+				per_cpu(perfclock_seen_clock, cpu) = v;
+		}
 		h = min(h, v);
 	}
+	if (seen)
+		perfclock.seen_gen = gen;
 	/* Every clock read completes before the snapshot: see above. */
 	rmb();
 	return h;
@@ -516,17 +564,20 @@ static u64 perfclock_clockid_now(int id)
 }
 
 /*
- * Read the horizon of every clock in @mask. The caller snapshots the
- * grace-period state only after this returns.
+ * Read the horizon of every clock in @mask, in generation @gen. The
+ * caller snapshots the grace-period state only after this returns.
+ * @seen: the horizon work's read (perfclock_perf_clock_horizon()).
  */
-static void perfclock_horizon_read(struct perfclock_horizon_sample *s, u32 mask)
+static void perfclock_horizon_read(struct perfclock_horizon_sample *s, u32 mask,
+				   u32 gen, bool seen)
 {
 	unsigned long ids = mask & PERFCLOCK_HORIZON_CLOCKID_MASK;
 	int id;
 
 	memset(s, 0, sizeof(*s));
+	s->generation = gen;
 	if (mask & PERFCLOCK_HORIZON_PERF_BIT)
-		s->perf_ns = perfclock_perf_clock_horizon();
+		s->perf_ns = perfclock_perf_clock_horizon(seen, gen);
 	for_each_set_bit(id, &ids, PERFCLOCK_HORIZON_CLOCKIDS)
 		s->clockid_ns[id] = perfclock_clockid_now(id);
 	s->clockids = mask;
@@ -620,8 +671,7 @@ static void perfclock_horizon_work_fn(struct work_struct *work)
 			perfclock.pending[n++] = perfclock.pending[i];
 	perfclock.npending = n;
 
-	perfclock_horizon_read(&s, PERFCLOCK_HORIZON_ALL);
-	s.generation = gen;
+	perfclock_horizon_read(&s, PERFCLOCK_HORIZON_ALL, gen, true);
 	idle_ns = (u64)READ_ONCE(horizon_gp_idle_ms) * NSEC_PER_MSEC;
 	if (READ_ONCE(horizon_expedited)) {
 		s.cookie = start_poll_synchronize_rcu_expedited();
@@ -1123,8 +1173,7 @@ static long perfclock_ioctl_get_horizon(struct perfclock_horizon __user *uh)
 		gen = perfclock.generation;
 		raw_spin_unlock_irqrestore(&perfclock.lock, flags);
 
-		perfclock_horizon_read(&s, mask);
-		s.generation = gen;
+		perfclock_horizon_read(&s, mask, gen, false);
 		/*
 		 * No smp_mb() here: synchronize_rcu*() orders the caller's
 		 * earlier accesses before the grace period itself (the

@@ -18,7 +18,13 @@
  *    wakeups of the RCU grace-period kthread (its context switches in
  *    /proc/PID/status: several per grace period; the kernel here has no
  *    CONFIG_RCU_TRACE for the rcu_grace_period tracepoint), then the
- *    page horizon's age under each.
+ *    page horizon's age under each;
+ *  - the unstable regime's remote clock reads (module parameter
+ *    horizon_skip_us): a pipe ping-pong between two threads pinned to
+ *    two other CPUs (each round trip is two wakeups and context
+ *    switches, each reading and writing its CPU's clock line), round
+ *    trips per second with the device closed, open reading every CPU
+ *    every period (0), and open with the default.
  *
  * Not a test: it asserts nothing and prints tables. Under TCG only the
  * ratios within one boot mean anything.
@@ -427,6 +433,100 @@ static void bench_policy(const char *regime, int seconds)
 	write_param(GP_IDLE_PARAM, def);
 }
 
+/* ---- the cost of the horizon's remote clock reads on other CPUs ---- */
+
+#define SKIP_PARAM	"/sys/module/perfclock/parameters/horizon_skip_us"
+
+struct pong {
+	int cpu, rd, wr;
+	atomic_int *stop;
+	uint64_t trips;
+};
+
+static void pin(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+}
+
+static void *pong_thread(void *arg)
+{
+	struct pong *p = arg;
+	char c = 0;
+
+	pin(p->cpu);
+	while (!atomic_load(p->stop)) {
+		if (read(p->rd, &c, 1) != 1 || write(p->wr, &c, 1) != 1)
+			break;
+	}
+	return NULL;
+}
+
+/* Round trips per second between threads on CPUs @a and @b. */
+static double ping_pong(int a, int b, int seconds)
+{
+	int ab[2], ba[2];
+	atomic_int stop = 0;
+	struct pong p = { .cpu = b, .stop = &stop };
+	uint64_t trips = 0, end;
+	pthread_t t;
+	char c = 0;
+
+	if (pipe(ab) || pipe(ba))
+		return 0;
+	p.rd = ab[0];
+	p.wr = ba[1];
+	pthread_create(&t, NULL, pong_thread, &p);
+	pin(a);
+	end = mono_ns() + seconds * 1000000000ULL;
+	while (mono_ns() < end) {
+		if (write(ab[1], &c, 1) != 1 || read(ba[0], &c, 1) != 1)
+			break;
+		trips++;
+	}
+	atomic_store(&stop, 1);
+	if (write(ab[1], &c, 1) != 1)
+		perror("write");
+	pthread_join(t, NULL);
+	close(ab[0]);
+	close(ab[1]);
+	close(ba[0]);
+	close(ba[1]);
+	return trips / (double)seconds;
+}
+
+static void bench_remote_reads(const char *regime, int seconds)
+{
+	int def = read_param(SKIP_PARAM), i, fd;
+	cpu_set_t all;
+	static const char *const name[] = {
+		"device closed", "open, every CPU every period", "open, horizon_skip_us default",
+	};
+
+	if (def < 0 || ncpus < 3) {
+		printf("# no %s or fewer than 3 CPUs: no ping-pong\n", SKIP_PARAM);
+		return;
+	}
+	sched_getaffinity(0, sizeof(all), &all);
+	printf("# regime %s: pipe ping-pong between CPUs 1 and 2, round trips per second (default horizon_skip_us=%d)\n",
+	       regime, def);
+	for (i = 0; i < 3; i++) {
+		fd = -1;
+		write_param(SKIP_PARAM, i == 1 ? 0 : def);
+		if (i)
+			fd = open(PERFCLOCK_DEVICE_PATH, O_RDONLY | O_CLOEXEC);
+		usleep(200000);
+		printf("%-34s %12.0f\n", name[i], ping_pong(1, 2, seconds));
+		if (fd >= 0)
+			close(fd);
+	}
+	write_param(SKIP_PARAM, def);
+	sched_setaffinity(0, sizeof(all), &all);
+}
+
 int main(int argc, char **argv)
 {
 	const char *regime = argc > 1 ? argv[1] : "?";
@@ -446,6 +546,7 @@ int main(int argc, char **argv)
 	measure_irqs("device closed", seconds, -1, 0, 0, 0);
 	measure_irqs("device open (page horizon fresh)", seconds, -1, 1, 0, 0);
 	bench_policy(regime, seconds);
+	bench_remote_reads(regime, seconds);
 
 	fd = open(PERFCLOCK_DEVICE_PATH, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
