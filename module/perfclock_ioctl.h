@@ -101,8 +101,13 @@
  *       The scheduler couples clocks the same way whenever it reads a
  *       remote runqueue's clock (kernel/sched/core.c:update_rq_clock()).
  *       No skew estimate enters: a CPU whose tick is held off is pulled
- *       forward, not waited for. Offline CPUs are coupled too, so one
- *       coming online resumes at or above H.
+ *       forward, not waited for. The page's read may take, for a CPU,
+ *       the value it last read there (module/perfclock.c:
+ *       perfclock_perf_clock_horizon(), horizon_skip_us): that CPU's
+ *       clock is still at least that value, since neither function
+ *       lowers a clock; only __sched_clock_work() does (Generations).
+ *       Offline CPUs are coupled too, so one coming online resumes at
+ *       or above H.
  *     - use_clockid clocks: H is read with the accessor perf stamps with
  *       (kernel/events/core.c:perf_event_set_clock()): MONOTONIC
  *       ktime_get_mono_fast_ns(), MONOTONIC_RAW ktime_get_raw_fast_ns(),
@@ -381,8 +386,9 @@ struct perfclock_horizon {
  * has ended (polled): its age is about one grace period when the
  * system runs grace periods anyway, and at most module parameter
  * horizon_gp_idle_ms plus one when it does not (the module then starts
- * one). Within a generation the values only grow. Read them inside the seq loop with the flags; a
- * reader that then loads every ring's data_head meets no record below.
+ * one). Within a generation the values only grow. Read them inside the
+ * seq loop with the flags and horizon_generation; a reader that then
+ * loads every ring's data_head meets no record below.
  *
  * coarse_ns is the last local_clock() the module sampled, on coarse_cpu,
  * refreshed at least every update_period_ns while any file has the device
