@@ -67,7 +67,7 @@ void test_horizon_device(void)
 	       n_get_horizon == bh + 1 &&
 	       hz_asked.clockid == PERFCLOCK_HORIZON_PERF_CLOCK &&
 	       hz_asked.flags == 0 && !hz_asked.reserved[0] &&
-	       !hz_asked.reserved[1],
+	       !hz_asked.__reserved0,
 	       "horizon: a page without one: PERFCLOCK_IOC_GET_HORIZON for perf_clock(), flags 0, reserved zero");
 	page.flags |= PERFCLOCK_PAGE_HORIZON_VALID;
 	tap_ok(perfclock_horizon(c, &h) == 0 && h == 6000000,
