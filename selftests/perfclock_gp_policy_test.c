@@ -12,9 +12,10 @@
  * grace period; Debian's 6.1 has no CONFIG_RCU_TRACE, so no
  * rcu_grace_period tracepoint). The test compares counts in one boot,
  * closed against open under each policy, and needs the module's extra
- * grace-period activity under the default to be under half of the old
- * policy's: it fails on the old policy, where both are the same. Not a
- * timing target: a count, and a ratio of two.
+ * grace-period activity under the default to be under two thirds of
+ * the old policy's (measured: 0.28 stable, 0.39 unstable): it fails on
+ * the old policy, where both are the same. Not a timing target: a
+ * count, and a ratio of two.
  */
 #define _GNU_SOURCE
 #include <stdint.h>
@@ -115,7 +116,7 @@ TEST(idle_open_device_runs_few_grace_periods)
 	       (unsigned long long)new_policy);
 	/* The old policy must cost something here, or nothing is measured. */
 	ASSERT_LT(closed, old_policy);
-	EXPECT_LT(2 * extra_new, extra_old);
+	EXPECT_LT(3 * extra_new, 2 * extra_old);
 }
 
 TEST_HARNESS_MAIN
