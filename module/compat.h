@@ -11,7 +11,10 @@
  *    local_clock() noinstr"); callable from a module either way.
  *  - misc_register()/misc_deregister() and struct miscdevice::mode.
  *  - compat_ptr_ioctl() (5.5); user_write_access_begin() (5.8);
- *    perfmon_capable() (5.8); start_poll_synchronize_rcu() and
+ *    perfmon_capable() (5.8);
+ *    get_state_synchronize_rcu(); ktime_mono_to_any() (3.17);
+ *    sched_clock() and, on x86, check_tsc_unstable();
+ *    start_poll_synchronize_rcu() and
  *    poll_state_synchronize_rcu() (5.12, the newest API here, hence the
  *    5.12 floor in dkms.conf).
  *  - sched_clock_cpu(), exported to GPL modules in every supported kernel.

@@ -20,6 +20,7 @@
 #include <linux/capability.h>
 #include <linux/cpu.h>
 #include <linux/cpuhotplug.h>
+#include <linux/delay.h>
 #include <linux/fs.h>
 #include <linux/hrtimer.h>
 #include <linux/jiffies.h>
@@ -55,7 +56,13 @@ static_assert(offsetof(struct perfclock_page, update_count) == 64);
 static_assert(offsetof(struct perfclock_page, timer_lateness_ns) == 72);
 static_assert(offsetof(struct perfclock_page, horizon_ns) == 80);
 static_assert(offsetof(struct perfclock_page, horizon_clockid_ns) == 112);
+static_assert(offsetof(struct perfclock_page, horizon_clockids) == 104);
+static_assert(offsetof(struct perfclock_page, horizon_generation) == 108);
 static_assert(sizeof(struct perfclock_horizon) == 40);
+static_assert(offsetof(struct perfclock_horizon, wait_ns) == 16);
+static_assert(offsetof(struct perfclock_horizon, generation) == 24);
+static_assert(offsetof(struct perfclock_horizon, __reserved0) == 28);
+static_assert(offsetof(struct perfclock_horizon, reserved) == 32);
 static_assert(sizeof(struct perfclock_time) == 16);
 static_assert(sizeof(struct perfclock_info) == 72);
 
@@ -67,6 +74,21 @@ static uint update_period_us = 1000;
 module_param(update_period_us, uint, 0444);
 MODULE_PARM_DESC(update_period_us,
 		 "Refresh period of the page's coarse value and TSC check, in us (100..1000000, default 1000)");
+
+/*
+ * 0 restores the policy before: a grace period started every period.
+ * The default, and why: docs/horizon-cost.md.
+ */
+static uint horizon_gp_idle_ms = 50;
+module_param(horizon_gp_idle_ms, uint, 0644);
+MODULE_PARM_DESC(horizon_gp_idle_ms,
+		 "Start an RCU grace period for the page's horizon only when none has proven one for this long, in ms; 0: every update period (default 50)");
+
+/* See perfclock_perf_clock_horizon(). */
+static uint horizon_skip_us = 2000;
+module_param(horizon_skip_us, uint, 0644);
+MODULE_PARM_DESC(horizon_skip_us,
+		 "Unstable sched_clock: re-read a remote CPU's clock for the page's horizon only once the value last read there is this far behind, in us; 0: every CPU every period (default 2000)");
 
 static bool horizon_expedited;
 module_param(horizon_expedited, bool, 0644);
@@ -99,12 +121,22 @@ MODULE_PARM_DESC(horizon_expedited,
 /* IPI round trips per ordered pair of CPUs for the load-time skew check. */
 #define PERFCLOCK_SKEW_ROUNDS		64
 
+/* The clockids perf accepts for use_clockid (perf_event_set_clock()). */
+#define PERFCLOCK_HORIZON_CLOCKID_MASK					\
+	(BIT(CLOCK_REALTIME) | BIT(CLOCK_MONOTONIC) |			\
+	 BIT(CLOCK_MONOTONIC_RAW) | BIT(CLOCK_BOOTTIME) | BIT(CLOCK_TAI))
+/* Internal: the sample holds a perf_clock() horizon. Not on the page. */
+#define PERFCLOCK_HORIZON_PERF_BIT	BIT(PERFCLOCK_HORIZON_CLOCKIDS)
+#define PERFCLOCK_HORIZON_ALL \
+	(PERFCLOCK_HORIZON_PERF_BIT | PERFCLOCK_HORIZON_CLOCKID_MASK)
+
 /*
  * A horizon sample: every clock's horizon, read before @cookie was
  * snapshot. Proven once poll_state_synchronize_rcu(@cookie) is true.
  */
 struct perfclock_horizon_sample {
 	unsigned long cookie;
+	u32 generation;	/* perfclock.generation when it was read */
 	u64 perf_ns;
 	u32 clockids;	/* bit id: clockid_ns[id] was read */
 	u64 clockid_ns[PERFCLOCK_HORIZON_CLOCKIDS];
@@ -150,6 +182,17 @@ static struct {
 	unsigned int users;
 	unsigned long validated_at;	/* jiffies of the last full validation */
 
+	/*
+	 * Horizon generations (THE FLUSH HORIZON, "Generations"), under
+	 * lock: see perfclock_epoch_check().
+	 */
+	u32 generation;
+	bool tsc_unstable_seen;		/* check_tsc_unstable() was seen true */
+	bool sched_clock_unstable;	/* the kernel's was seen unstable */
+	bool clock_switch_pending;	/* it may still be reset: no horizon */
+	ktime_t offs_real;		/* REALTIME - MONOTONIC, last seen */
+	ktime_t offs_tai;		/* TAI - MONOTONIC, last seen */
+
 	/* The newest proven horizon, on the page (under lock). */
 	struct perfclock_horizon_sample horizon;
 	u64 horizon_count;
@@ -158,6 +201,9 @@ static struct {
 	/* Owned by horizon_work (a work item never runs concurrently with itself). */
 	struct perfclock_horizon_sample pending[PERFCLOCK_HORIZON_PENDING];
 	unsigned int npending;
+	u64 gp_progress_ns;	/* ktime_get_ns(): a sample proven, or a GP started */
+	u64 gp_started;		/* grace periods this module started */
+	u32 seen_gen;		/* generation of perfclock_seen_clock */
 
 	struct hrtimer timer;
 	ktime_t period;
@@ -238,6 +284,7 @@ static void perfclock_publish(void)
 	struct perfclock_page *pg = perfclock.page;
 	u32 seq = pg->seq;
 	u32 flags = 0;
+	int id;
 
 	lockdep_assert_held(&perfclock.lock);
 
@@ -261,19 +308,23 @@ static void perfclock_publish(void)
 	WRITE_ONCE(pg->update_period_ns, ktime_to_ns(perfclock.period));
 	WRITE_ONCE(pg->update_count, pg->update_count + 1);
 	WRITE_ONCE(pg->timer_lateness_ns, perfclock.timer_lateness_ns);
-	if (perfclock.horizon_count) {
-		int id;
-
+	/*
+	 * The horizon and its generation in the same seq section: a reader
+	 * never pairs a value with the wrong generation. After a new
+	 * generation the held horizon is empty (zero) until one is proven.
+	 */
+	if (perfclock.horizon.clockids & PERFCLOCK_HORIZON_PERF_BIT)
 		flags |= PERFCLOCK_PAGE_HORIZON_VALID;
-		WRITE_ONCE(pg->flags, flags);
-		WRITE_ONCE(pg->horizon_ns, perfclock.horizon.perf_ns);
-		WRITE_ONCE(pg->horizon_count, perfclock.horizon_count);
-		WRITE_ONCE(pg->horizon_proven_ns, perfclock.horizon_proven_ns);
-		WRITE_ONCE(pg->horizon_clockids, perfclock.horizon.clockids);
-		for (id = 0; id < PERFCLOCK_HORIZON_CLOCKIDS; id++)
-			WRITE_ONCE(pg->horizon_clockid_ns[id],
-				   perfclock.horizon.clockid_ns[id]);
-	}
+	WRITE_ONCE(pg->flags, flags);
+	WRITE_ONCE(pg->horizon_generation, perfclock.generation);
+	WRITE_ONCE(pg->horizon_ns, perfclock.horizon.perf_ns);
+	WRITE_ONCE(pg->horizon_count, perfclock.horizon_count);
+	WRITE_ONCE(pg->horizon_proven_ns, perfclock.horizon_proven_ns);
+	WRITE_ONCE(pg->horizon_clockids,
+		   perfclock.horizon.clockids & PERFCLOCK_HORIZON_CLOCKID_MASK);
+	for (id = 0; id < PERFCLOCK_HORIZON_CLOCKIDS; id++)
+		WRITE_ONCE(pg->horizon_clockid_ns[id],
+			   perfclock.horizon.clockid_ns[id]);
 
 	/* Fields visible before the even seq: pairs with the reader's acquire of seq. */
 	smp_wmb();
@@ -285,33 +336,211 @@ static void perfclock_publish(void)
  * functions it rests on, is "THE FLUSH HORIZON" in perfclock_ioctl.h.
  */
 
-/* The clockids perf accepts for use_clockid (perf_event_set_clock()). */
-#define PERFCLOCK_HORIZON_CLOCKID_MASK					\
-	(BIT(CLOCK_REALTIME) | BIT(CLOCK_MONOTONIC) |			\
-	 BIT(CLOCK_MONOTONIC_RAW) | BIT(CLOCK_BOOTTIME) | BIT(CLOCK_TAI))
-/* Internal: the sample holds a perf_clock() horizon. Not on the page. */
-#define PERFCLOCK_HORIZON_PERF_BIT	BIT(PERFCLOCK_HORIZON_CLOCKIDS)
-#define PERFCLOCK_HORIZON_ALL \
-	(PERFCLOCK_HORIZON_PERF_BIT | PERFCLOCK_HORIZON_CLOCKID_MASK)
+/*
+ * Horizon generations (THE FLUSH HORIZON, "Generations", in
+ * perfclock_ioctl.h). A new generation starts whenever a horizon already
+ * handed out may be above a record stamped later:
+ *
+ *  - sched_clock turns unstable at run time. On x86 that happens only
+ *    through arch/x86/kernel/tsc.c:mark_tsc_unstable() (or the watchdog's
+ *    tsc_cs_mark_unstable()), which sets tsc_unstable, read here through
+ *    check_tsc_unstable(), and only then calls
+ *    kernel/sched/clock.c:clear_sched_clock_stable(); that queues
+ *    __sched_clock_work(), which later sets every CPU's clock to the
+ *    GTOD's time (moving it back by however far the GTOD fell behind
+ *    sched_clock since boot) and then turns the stable branch off. So
+ *    tsc_unstable is set before the reset, and the reset runs some time
+ *    after: from the moment tsc_unstable is seen until the reset is seen
+ *    done (perfclock_sched_clock_reset_seen()), no perf_clock() horizon
+ *    is read or handed out.
+ *  - REALTIME or TAI is set backwards: the offset from MONOTONIC to it
+ *    shrinks (kernel/time/timekeeping.c: tk_set_wall_to_mono() and
+ *    tk_set_tai_offset() keep offs_real and offs_tai;
+ *    ktime_mono_to_any() reads them under the timekeeper's seqcount).
+ *    A forward set leaves every held horizon true.
+ *
+ * Every held horizon is dropped, and every sample read in an older
+ * generation, so the next horizons restart from a newly proven sample and
+ * can be smaller than the last one handed out.
+ */
+#ifdef CONFIG_X86_TSC
+static bool perfclock_native_sched_clock(void);
+#endif
+
+static void perfclock_new_generation(void)
+{
+	lockdep_assert_held(&perfclock.lock);
+
+	perfclock.generation++;
+	memset(&perfclock.horizon, 0, sizeof(perfclock.horizon));
+	perfclock.horizon_count++;
+	perfclock.horizon_proven_ns = 0;
+}
+
+/*
+ * Start a new generation if the clocks changed since the last check.
+ * Any context; cheap (a load and two reads of the timekeeper's offsets).
+ * Returns true while no perf_clock() horizon may be read.
+ */
+static bool perfclock_epoch_check(void)
+{
+	ktime_t real = ktime_mono_to_any(0, TK_OFFS_REAL);
+	ktime_t tai = ktime_mono_to_any(0, TK_OFFS_TAI);
+	bool bump = false;
+
+	lockdep_assert_held(&perfclock.lock);
+
+#ifdef CONFIG_X86_TSC
+	if (!perfclock.tsc_unstable_seen && check_tsc_unstable()) {
+		perfclock.tsc_unstable_seen = true;
+		/*
+		 * mark_tsc_unstable() clears sched_clock_stable only when
+		 * sched_clock is native (using_native_sched_clock()); a
+		 * paravirtual one stays as it is.
+		 */
+		if (!perfclock.sched_clock_unstable &&
+		    perfclock_native_sched_clock()) {
+			perfclock.clock_switch_pending = true;
+			bump = true;
+		}
+	}
+#endif
+	if (ktime_before(real, perfclock.offs_real) ||
+	    ktime_before(tai, perfclock.offs_tai))
+		bump = true;
+	perfclock.offs_real = real;
+	perfclock.offs_tai = tai;
+	if (bump) {
+		perfclock_new_generation();
+		perfclock_publish();
+	}
+	return perfclock.clock_switch_pending;
+}
+
+/*
+ * Has the kernel's sched_clock turned unstable (__sched_clock_work() has
+ * run)? sched_clock_stable() is not exported, so this watches what it
+ * selects, on this CPU with irqs off for two ticks. Stable,
+ * kernel/sched/clock.c:sched_clock_cpu() returns sched_clock() plus a
+ * constant, so local_clock() advances exactly as sched_clock() does.
+ * Unstable, sched_clock_local() caps the clock at the GTOD time of this
+ * CPU's last sched_clock_tick() plus TICK_NSEC, and no tick runs here
+ * with irqs off: local_clock() advances by at most TICK_NSEC while
+ * sched_clock() advances by two. Only a remote CPU's sched_clock_remote()
+ * can raise this CPU's clock meanwhile, which makes the answer "not yet"
+ * (asked again later), never a wrong "yes". Process context; run only
+ * while a switch is pending (once per boot at most) and at load when the
+ * TSC is already unstable.
+ */
+static bool perfclock_sched_clock_reset_seen(void)
+{
+	unsigned long flags;
+	u64 c0, c1, r0, r1;
+
+	local_irq_save(flags);
+	c0 = local_clock();
+	r0 = sched_clock();
+	do {
+		cpu_relax();
+		r1 = sched_clock();
+	} while (r1 - r0 < 2 * (u64)TICK_NSEC);
+	c1 = local_clock();
+	local_irq_restore(flags);
+
+	return c1 - c0 + TICK_NSEC / 2 < r1 - r0;
+}
+
+/* A pending switch is over once the reset is seen: horizons resume. */
+static bool perfclock_switch_wait(void)
+{
+	unsigned long flags;
+	bool pending;
+
+	raw_spin_lock_irqsave(&perfclock.lock, flags);
+	pending = perfclock_epoch_check();
+	raw_spin_unlock_irqrestore(&perfclock.lock, flags);
+	if (!pending || !perfclock_sched_clock_reset_seen())
+		return pending;
+
+	raw_spin_lock_irqsave(&perfclock.lock, flags);
+	perfclock.sched_clock_unstable = true;
+	perfclock.clock_switch_pending = false;
+	raw_spin_unlock_irqrestore(&perfclock.lock, flags);
+	return false;
+}
+
+/*
+ * Each possible CPU's clock as the horizon work last read it, in
+ * generation perfclock.seen_gen. Owned by horizon_work.
+ */
+static DEFINE_PER_CPU(u64, perfclock_seen_clock);
 
 /*
  * A value that every possible CPU's local_clock() has reached when this
  * returns (point 4 of the proof). sched_clock_cpu() on a remote CPU
  * couples the two clocks forward; kernel/sched/clock.c asks its callers
  * for irqs off, which also keeps each coupling on one CPU.
+ *
+ * In the unstable regime each remote read is sched_clock_remote(), which
+ * writes (cmpxchg) the clock of whichever CPU lags: the scheduler's
+ * hottest per-CPU line. So the horizon work (@seen) does not read a
+ * remote CPU again while the value it last read there is at most
+ * horizon_skip_us below this CPU's clock now; it takes that value
+ * instead. Still exact: a value v returned by sched_clock_cpu(c) is at or
+ * below c's clock from then on, because kernel/sched/clock.c:
+ * sched_clock_remote() leaves both CPUs' clocks at or above the value it
+ * returns and sched_clock_local() never lowers a clock (min_clock is at
+ * least the old clock). Only __sched_clock_work() lowers clocks, and
+ * that starts a new generation, which re-reads every CPU (and the
+ * unstable-to-stable switch happens once, at boot, in
+ * sched_clock_init_late(), before any module). So c's clock is at least
+ * the minimum taken here. The horizon lags by up to horizon_skip_us more;
+ * each remote CPU is written about once per horizon_skip_us instead of
+ * once per update period.
+ *
+ * With a stable sched_clock every read here is native_sched_clock()'s
+ * plain rdtsc() (arch/x86/kernel/tsc.c), which the CPU may execute after
+ * later instructions have begun (Intel SDM, RDTSC: "subsequent
+ * instructions may begin execution before the read operation is
+ * performed"), so past the grace-period snapshot that follows. The
+ * barrier after the loop keeps every TSC read before the snapshot: on
+ * x86 rmb() is LFENCE, which does not let a later instruction start
+ * before every earlier one has completed (what rdtsc_ordered() relies on
+ * too, from the other side). One LFENCE per horizon read: at most one
+ * per update period plus one per GET_HORIZON, next to a grace period.
  */
-static u64 perfclock_perf_clock_horizon(void)
+static u64 perfclock_perf_clock_horizon(bool seen, u32 gen)
 {
+	u64 skip_ns = (u64)READ_ONCE(horizon_skip_us) * NSEC_PER_USEC;
+	bool skip = seen && skip_ns && perfclock.seen_gen == gen;
 	unsigned long flags;
-	u64 h = U64_MAX, v;
-	int cpu;
+	u64 h, v, target;
+	int cpu, me;
+
+	local_irq_save(flags);
+	me = smp_processor_id();
+	h = sched_clock_cpu(me);
+	local_irq_restore(flags);
+	target = h - min(h, skip_ns);
 
 	for_each_possible_cpu(cpu) {
-		local_irq_save(flags);
-		v = sched_clock_cpu(cpu);
-		local_irq_restore(flags);
+		if (cpu == me)
+			continue;
+		if (skip && per_cpu(perfclock_seen_clock, cpu) >= target) {
+			v = per_cpu(perfclock_seen_clock, cpu);
+		} else {
+			local_irq_save(flags);
+			v = sched_clock_cpu(cpu);
+			local_irq_restore(flags);
+			if (seen)
+				per_cpu(perfclock_seen_clock, cpu) = v;
+		}
 		h = min(h, v);
 	}
+	if (seen)
+		perfclock.seen_gen = gen;
+	/* Every clock read completes before the snapshot: see above. */
+	rmb();
 	return h;
 }
 
@@ -335,27 +564,32 @@ static u64 perfclock_clockid_now(int id)
 }
 
 /*
- * Read the horizon of every clock in @mask. The caller snapshots the
- * grace-period state only after this returns.
+ * Read the horizon of every clock in @mask, in generation @gen. The
+ * caller snapshots the grace-period state only after this returns.
+ * @seen: the horizon work's read (perfclock_perf_clock_horizon()).
  */
-static void perfclock_horizon_read(struct perfclock_horizon_sample *s, u32 mask)
+static void perfclock_horizon_read(struct perfclock_horizon_sample *s, u32 mask,
+				   u32 gen, bool seen)
 {
 	unsigned long ids = mask & PERFCLOCK_HORIZON_CLOCKID_MASK;
 	int id;
 
 	memset(s, 0, sizeof(*s));
+	s->generation = gen;
 	if (mask & PERFCLOCK_HORIZON_PERF_BIT)
-		s->perf_ns = perfclock_perf_clock_horizon();
+		s->perf_ns = perfclock_perf_clock_horizon(seen, gen);
 	for_each_set_bit(id, &ids, PERFCLOCK_HORIZON_CLOCKIDS)
 		s->clockid_ns[id] = perfclock_clockid_now(id);
 	s->clockids = mask;
 }
 
 /*
- * @s is proven: put it on the page. Each clock's horizon only moves
+ * @s is proven: put it on the page, unless a new generation began since
+ * it was read (then it proves nothing: false is returned and the caller
+ * reads again). Within a generation each clock's horizon only moves
  * forward: the larger of two proven horizons is proven.
  */
-static void perfclock_horizon_proven(const struct perfclock_horizon_sample *s)
+static bool perfclock_horizon_proven(const struct perfclock_horizon_sample *s)
 {
 	struct perfclock_horizon_sample *h = &perfclock.horizon;
 	unsigned long flags, ids = s->clockids & PERFCLOCK_HORIZON_CLOCKID_MASK;
@@ -363,8 +597,16 @@ static void perfclock_horizon_proven(const struct perfclock_horizon_sample *s)
 	int id;
 
 	raw_spin_lock_irqsave(&perfclock.lock, flags);
-	if ((s->clockids & PERFCLOCK_HORIZON_PERF_BIT) && s->perf_ns > h->perf_ns) {
+	perfclock_epoch_check();
+	if (s->generation != perfclock.generation) {
+		raw_spin_unlock_irqrestore(&perfclock.lock, flags);
+		return false;
+	}
+	if ((s->clockids & PERFCLOCK_HORIZON_PERF_BIT) &&
+	    (!(h->clockids & PERFCLOCK_HORIZON_PERF_BIT) ||
+	     s->perf_ns > h->perf_ns)) {
 		h->perf_ns = s->perf_ns;
+		h->clockids |= PERFCLOCK_HORIZON_PERF_BIT;
 		moved = true;
 	}
 	for_each_set_bit(id, &ids, PERFCLOCK_HORIZON_CLOCKIDS) {
@@ -375,38 +617,76 @@ static void perfclock_horizon_proven(const struct perfclock_horizon_sample *s)
 		}
 	}
 	/* The page says "valid" only once perf_clock() has a horizon. */
-	if (moved && h->perf_ns) {
+	if (moved) {
 		perfclock.horizon_count++;
 		perfclock.horizon_proven_ns = local_clock();
 		perfclock_publish();
 	}
 	raw_spin_unlock_irqrestore(&perfclock.lock, flags);
+	return true;
 }
 
 /*
  * Queued by the timer every period while the device is open: sample a
- * new horizon, ask for a grace period after it (polled: nothing waits
- * here), and publish the newest sample whose grace period has ended. A
- * normal grace period sends no IPI and takes a few ticks; an expedited
- * one (horizon_expedited) takes microseconds on an idle machine but
- * IPIs every CPU that is not idle. start_poll_synchronize_rcu() wants
- * irqs on, hence a work item rather than the timer itself.
+ * new horizon, snapshot the grace-period state after it, and publish the
+ * newest sample whose grace period has ended (polled: nothing waits
+ * here).
+ *
+ * Which grace periods prove the samples: the ones the system runs
+ * anyway. get_state_synchronize_rcu() only snapshots; a grace period is
+ * started (start_poll_synchronize_rcu()) only when none has proven a
+ * sample for horizon_gp_idle_ms, or, with horizon_gp_idle_ms=0, every
+ * period (the policy before 0.x: grace periods back to back while the
+ * device is open). A grace period is not free for the rest of the
+ * machine: the grace-period kthread wakes (an idle CPU, often) to run
+ * it, and its force-quiescent-state scan
+ * (kernel/rcu/tree.c:rcu_implicit_dynticks_qs() in 6.1,
+ * rcu_watching_snap_recheck() in mainline) does resched_cpu() on a
+ * nohz_full CPU that holds it up for three jiffies_to_sched_qs, and
+ * resched_cpu() plus irq_work_queue_on() on any CPU once it is halfway to
+ * a stall warning: IPIs. An expedited one (horizon_expedited) IPIs every
+ * CPU that is not idle. start_poll_synchronize_rcu() wants irqs on,
+ * hence a work item rather than the timer itself.
  */
 static void perfclock_horizon_work_fn(struct work_struct *work)
 {
 	struct perfclock_horizon_sample s, proven;
-	unsigned int n = perfclock.npending;
+	u64 now = ktime_get_ns(), idle_ns;
+	unsigned int i, n;
+	unsigned long flags;
 	bool found = false;
+	u32 gen;
 
-	perfclock_horizon_read(&s, PERFCLOCK_HORIZON_ALL);
-	if (READ_ONCE(horizon_expedited))
+	/* No horizon while sched_clock may still be reset under us. */
+	if (perfclock_switch_wait())
+		return;
+	/* Before the read: a new generation during it makes it stale. */
+	raw_spin_lock_irqsave(&perfclock.lock, flags);
+	gen = perfclock.generation;
+	raw_spin_unlock_irqrestore(&perfclock.lock, flags);
+
+	/* Samples of an older generation prove nothing. */
+	for (i = n = 0; i < perfclock.npending; i++)
+		if (perfclock.pending[i].generation == gen)
+			perfclock.pending[n++] = perfclock.pending[i];
+	perfclock.npending = n;
+
+	perfclock_horizon_read(&s, PERFCLOCK_HORIZON_ALL, gen, true);
+	idle_ns = (u64)READ_ONCE(horizon_gp_idle_ms) * NSEC_PER_MSEC;
+	if (READ_ONCE(horizon_expedited)) {
 		s.cookie = start_poll_synchronize_rcu_expedited();
-	else
+	} else if (!idle_ns || now - perfclock.gp_progress_ns >= idle_ns) {
 		s.cookie = start_poll_synchronize_rcu();
+		perfclock.gp_progress_ns = now;
+		perfclock.gp_started++;
+	} else {
+		s.cookie = get_state_synchronize_rcu();
+	}
 	/*
 	 * Same snapshot: the same grace period proves the newer sample.
 	 * No slot left: a newer snapshot proves it too, only later.
 	 */
+	n = perfclock.npending;
 	if (n && (perfclock.pending[n - 1].cookie == s.cookie ||
 		  n == PERFCLOCK_HORIZON_PENDING))
 		perfclock.pending[n - 1] = s;
@@ -422,8 +702,10 @@ static void perfclock_horizon_work_fn(struct work_struct *work)
 		memmove(&perfclock.pending[0], &perfclock.pending[1],
 			perfclock.npending * sizeof(perfclock.pending[0]));
 	}
-	if (found)
+	if (found) {
+		perfclock.gp_progress_ns = now;
 		perfclock_horizon_proven(&proven);
+	}
 }
 
 #ifdef CONFIG_X86_TSC
@@ -672,6 +954,8 @@ static enum hrtimer_restart perfclock_timer_fn(struct hrtimer *timer)
 
 	raw_spin_lock(&perfclock.lock);
 	perfclock_note_lateness(now, late);
+	/* A clock switch or set is seen here within one period. */
+	perfclock_epoch_check();
 	if (perfclock.tsc_valid && !perfclock_tsc_still_valid())
 		perfclock_invalidate();
 	else
@@ -679,8 +963,10 @@ static enum hrtimer_restart perfclock_timer_fn(struct hrtimer *timer)
 	raw_spin_unlock(&perfclock.lock);
 
 	/*
-	 * On this CPU (a bound workqueue): the timer woke it anyway, and no
-	 * other CPU, idle or isolated, is disturbed for the horizon.
+	 * On this CPU (a bound workqueue): the timer woke it anyway. Other
+	 * CPUs are not untouched: the horizon's grace periods (see
+	 * perfclock_horizon_work_fn()) wake the RCU kthread and can IPI
+	 * CPUs that hold one up.
 	 */
 	queue_work(system_percpu_wq, &perfclock.horizon_work);
 
@@ -823,6 +1109,7 @@ static int perfclock_miscdev_release(struct inode *inode, struct file *file)
 		/* The page keeps the last proven horizon: it stays true. */
 		cancel_work_sync(&perfclock.horizon_work);
 		perfclock.npending = 0;
+		perfclock.gp_progress_ns = 0;
 	}
 	mutex_unlock(&perfclock.mutex);
 	return 0;
@@ -842,9 +1129,15 @@ static long perfclock_ioctl_get_time(struct perfclock_time __user *ut)
 		flags |= PERFCLOCK_TIME_STABLE;
 
 	/*
-	 * Every field is written (a new one must be too, or zeroed): three
-	 * stores in one user-access window are the cheapest copy-out, and
-	 * this ioctl's cost is what readers without the page pay per round.
+	 * Not copy_to_user(), on purpose: this ioctl's cost is what readers
+	 * without the page pay per round. x86 does not define
+	 * INLINE_COPY_TO_USER, so copy_to_user() is a call to lib/usercopy.c:
+	 * _copy_to_user() and from there to copy_user_generic()'s string
+	 * copy (6.1: copy_user_enhanced_fast_string(), rep movsb; mainline:
+	 * rep movsb inline, or rep_movs_alternative()), with its own
+	 * user-access window, for 16 bytes. Three stores in one window are
+	 * the cheapest copy-out. Every field is written (a new one must be
+	 * too, or zeroed).
 	 */
 	if (!user_write_access_begin(ut, sizeof(*ut)))
 		return -EFAULT;
@@ -868,8 +1161,9 @@ static long perfclock_ioctl_get_horizon(struct perfclock_horizon __user *uh)
 
 	if (copy_from_user(&h, uh, sizeof(h)))
 		return -EFAULT;
-	if ((h.flags & ~PERFCLOCK_HORIZON_EXPEDITED) || h.reserved[0] ||
-	    h.generation || h.__reserved0)
+	/* generation is out-only: ignored on input. */
+	if ((h.flags & ~PERFCLOCK_HORIZON_EXPEDITED) || h.__reserved0 ||
+	    h.reserved[0])
 		return -EINVAL;
 	if (h.clockid == PERFCLOCK_HORIZON_PERF_CLOCK)
 		mask = PERFCLOCK_HORIZON_PERF_BIT;
@@ -882,18 +1176,39 @@ static long perfclock_ioctl_get_horizon(struct perfclock_horizon __user *uh)
 	if ((h.flags & PERFCLOCK_HORIZON_EXPEDITED) && !perfmon_capable())
 		return -EPERM;
 
-	perfclock_horizon_read(&s, mask);
-	/* The clock reads before the grace period starts (proof, point 3). */
-	smp_mb();
 	t0 = ktime_get_ns();
-	if (h.flags & PERFCLOCK_HORIZON_EXPEDITED)
-		synchronize_rcu_expedited();
-	else
-		synchronize_rcu();
+	do {
+		unsigned long flags;
+		u32 gen;
+
+		/* No perf_clock() horizon while a switch is pending. */
+		while ((mask & PERFCLOCK_HORIZON_PERF_BIT) &&
+		       perfclock_switch_wait())
+			if (msleep_interruptible(jiffies_to_msecs(1)))
+				return -EINTR;
+		raw_spin_lock_irqsave(&perfclock.lock, flags);
+		gen = perfclock.generation;
+		raw_spin_unlock_irqrestore(&perfclock.lock, flags);
+
+		perfclock_horizon_read(&s, mask, gen, false);
+		/*
+		 * No smp_mb() here: synchronize_rcu*() orders the caller's
+		 * earlier accesses before the grace period itself (the
+		 * memory-ordering guarantee in its comment, kernel/rcu/
+		 * tree.c:synchronize_rcu()), and a barrier does not order
+		 * the clock reads, which are not memory accesses:
+		 * perfclock_perf_clock_horizon() fences its TSC reads.
+		 */
+		if (h.flags & PERFCLOCK_HORIZON_EXPEDITED)
+			synchronize_rcu_expedited();
+		else
+			synchronize_rcu();
+		/* A new generation meanwhile: read again (it is rare). */
+	} while (!perfclock_horizon_proven(&s));
 	h.wait_ns = ktime_get_ns() - t0;
+	h.generation = s.generation;
 	h.ns = mask == PERFCLOCK_HORIZON_PERF_BIT ? s.perf_ns :
 						     s.clockid_ns[h.clockid];
-	perfclock_horizon_proven(&s);
 
 	return copy_to_user(uh, &h, sizeof(h)) ? -EFAULT : 0;
 }
@@ -908,7 +1223,11 @@ static long perfclock_ioctl_get_info(void __user *uarg)
 	info.page_version = PERFCLOCK_PAGE_VERSION;
 	info.page_size = PAGE_SIZE;
 	info.update_period_ns = ktime_to_ns(perfclock.period);
-	info.flags = PERFCLOCK_INFO_HORIZON;
+	info.flags = PERFCLOCK_INFO_HORIZON | PERFCLOCK_INFO_HORIZON_GENERATION;
+#ifdef CONFIG_X86_TSC
+	if (!perfclock_native_sched_clock())
+		info.flags |= PERFCLOCK_INFO_SCHED_CLOCK_PARAVIRT;
+#endif
 
 	raw_spin_lock_irqsave(&perfclock.lock, flags);
 	if (perfclock.stable)
@@ -1021,6 +1340,26 @@ static int __init perfclock_init(void)
 	INIT_WORK(&perfclock.horizon_work, perfclock_horizon_work_fn);
 	perfclock.period = ns_to_ktime((u64)update_period_us * NSEC_PER_USEC);
 	perfclock.lateness_window = ktime_get();
+	perfclock.generation = 1;
+	perfclock.offs_real = ktime_mono_to_any(0, TK_OFFS_REAL);
+	perfclock.offs_tai = ktime_mono_to_any(0, TK_OFFS_TAI);
+#ifdef CONFIG_X86_TSC
+	/*
+	 * Already unstable at load: has the kernel switched sched_clock
+	 * (the unstable regime since boot), or is the switch still to come?
+	 * perfclock_epoch_check() then waits for it.
+	 */
+	perfclock.sched_clock_unstable = check_tsc_unstable() &&
+					 perfclock_sched_clock_reset_seen();
+#endif
+	/*
+	 * Not pinned (HRTIMER_MODE_REL_HARD): an unpinned timer armed (at
+	 * the first open) on an idle or nohz_full CPU may be put on a busy
+	 * housekeeping CPU
+	 * (kernel/time/hrtimer.c:get_target_base() ->
+	 * kernel/sched/core.c:get_nohz_timer_target()), where its work item
+	 * runs too; pinning would keep it on whichever CPU opened first.
+	 */
 	hrtimer_setup(&perfclock.timer, perfclock_timer_fn, CLOCK_MONOTONIC,
 		      HRTIMER_MODE_REL_HARD);
 

@@ -80,6 +80,19 @@
  *     - perf_clock() (local_clock(), events without use_clockid): H is
  *       min over every possible CPU c of sched_clock_cpu(c). With a stable
  *       sched_clock this is one global clock read on the calling CPU.
+ *       That step is an argument in time, not in the memory model: the
+ *       stamps and H are RDTSC reads (arch/x86/kernel/tsc.c:
+ *       native_sched_clock() uses rdtsc(), unordered), and "stamped
+ *       below H" means "read the one clock earlier". The module orders
+ *       its own read (an LFENCE after it, module/perfclock.c:
+ *       perfclock_perf_clock_horizon(), so it completes before the
+ *       snapshot); a writer's RDTSC can still execute a few instructions
+ *       before the preempt_disable()/rcu_read_lock() that opens its
+ *       critical section retires (nothing orders them), so the step
+ *       rests on that early execution being shorter than the time from
+ *       H's read to the snapshot (an LFENCE and a full barrier; the
+ *       out-of-order window is a few hundred instructions, and an
+ *       interrupt in it discards the early read).
  *       Otherwise kernel/sched/clock.c:sched_clock_remote() returns the
  *       larger of the two CPUs' clocks and raises the smaller one to it
  *       with a cmpxchg, and sched_clock_local() never lets a CPU's clock
@@ -88,8 +101,13 @@
  *       The scheduler couples clocks the same way whenever it reads a
  *       remote runqueue's clock (kernel/sched/core.c:update_rq_clock()).
  *       No skew estimate enters: a CPU whose tick is held off is pulled
- *       forward, not waited for. Offline CPUs are coupled too, so one
- *       coming online resumes at or above H.
+ *       forward, not waited for. The page's read may take, for a CPU,
+ *       the value it last read there (module/perfclock.c:
+ *       perfclock_perf_clock_horizon(), horizon_skip_us): that CPU's
+ *       clock is still at least that value, since neither function
+ *       lowers a clock; only __sched_clock_work() does (Generations).
+ *       Offline CPUs are coupled too, so one coming online resumes at
+ *       or above H.
  *     - use_clockid clocks: H is read with the accessor perf stamps with
  *       (kernel/events/core.c:perf_event_set_clock()): MONOTONIC
  *       ktime_get_mono_fast_ns(), MONOTONIC_RAW ktime_get_raw_fast_ns(),
@@ -127,13 +145,61 @@
  *    could not be read here, and a 2023 proposal (converting the PEBS
  *    TSC for use_clockid CLOCK_MONOTONIC events) would make those
  *    hardware-stamped too.
- *  - REALTIME and TAI step when the clock is set; the fast accessors of
- *    MONOTONIC and MONOTONIC_RAW may read a few ns backwards across a
- *    timekeeping update (kernel/time/timekeeping.c:
+ *  - The fast accessors of MONOTONIC and MONOTONIC_RAW may read a few
+ *    ns backwards across a timekeeping update (kernel/time/timekeeping.c:
  *    ktime_get_mono_fast_ns()): a record stamped at such a step can fall
  *    below a horizon read just before it.
+ *  - A clock step (Generations, below) between the module's last check
+ *    and a tool's use of a horizon: until the module sees it (at the
+ *    latest its next update period, or the next GET_HORIZON), a tool
+ *    holding the old generation's horizon can meet records stamped after
+ *    the step below it. Nothing in the kernel notifies a module of either
+ *    step as it happens.
+ *  - sched_clock turning unstable is detected on x86 only (below).
+ *
+ * Rests on:
  *  - A perf_clock() horizon assumes the kernel's own claim that a stable
  *    sched_clock is one clock on every CPU (synchronized TSCs).
+ *  - With a paravirtual sched_clock (PERFCLOCK_INFO_SCHED_CLOCK_PARAVIRT)
+ *    the stable-regime read is one read of the hypervisor's clock on the
+ *    calling vCPU, and "one clock" is the host's promise:
+ *    arch/x86/kernel/kvmclock.c:kvm_sched_clock_init() keeps
+ *    sched_clock_stable only when the host sets PVCLOCK_TSC_STABLE_BIT,
+ *    and arch/x86/kernel/pvclock.c:pvclock_clocksource_read() (6.1;
+ *    __pvclock_clocksource_read() in mainline) then
+ *    skips its cross-CPU last_value clamp, trusting the host that every
+ *    vCPU's (TSC, system_time) pair describes one clock. Without the bit
+ *    that function keeps the clock monotonic across vCPUs itself (the
+ *    cmpxchg on last_value), but sched_clock is then unstable and the
+ *    horizon is the unstable-regime read. Xen, Hyper-V and VMware clocks
+ *    make the same kind of promise; the module cannot tell them apart
+ *    (the sched_clock in use is not exported), so the flag is set
+ *    whenever a hypervisor is detected.
+ *
+ * Generations. Each horizon carries a generation
+ * (perfclock_horizon::generation, perfclock_page::horizon_generation,
+ * PERFCLOCK_INFO_HORIZON_GENERATION): 1 at load, bumped whenever a
+ * horizon already handed out may be above a record stamped later:
+ *  - sched_clock turns unstable at run time: on x86,
+ *    arch/x86/kernel/tsc.c:mark_tsc_unstable() -> kernel/sched/clock.c:
+ *    clear_sched_clock_stable() -> __sched_clock_work(), which resets
+ *    every CPU's clock from the GTOD and can move it back by however far
+ *    the GTOD fell behind the TSC since boot. The module bumps when it
+ *    sees check_tsc_unstable(), then hands out no perf_clock() horizon
+ *    until it has seen the reset done (module/perfclock.c:
+ *    perfclock_sched_clock_reset_seen()).
+ *  - REALTIME or TAI is set backwards (the offset from MONOTONIC
+ *    shrinks). A forward set bumps nothing.
+ * After a bump every held horizon is dropped: horizon values restart from
+ * a newly proven sample and may be SMALLER than before, and
+ * PERFCLOCK_PAGE_HORIZON_VALID may be clear until one is proven. The
+ * page writes the generation in the same seq section as the horizon.
+ * What a tool must do when the generation it reads differs from the last
+ * one it used: flush (deliver) everything it holds, in the order it has,
+ * and restart its limit from the new horizon (which may be below the
+ * old): records stamped across the step are not ordered by time at all.
+ * A tool that uses only perf_clock() may see a bump caused by a REALTIME
+ * set: the flush is then unneeded, and harmless.
  */
 #ifndef _UAPI_LINUX_PERFCLOCK_IOCTL_H
 #define _UAPI_LINUX_PERFCLOCK_IOCTL_H
@@ -188,14 +254,16 @@ struct perfclock_time {
 /* The module hands out flush horizons: PERFCLOCK_IOC_GET_HORIZON, page. */
 #define PERFCLOCK_INFO_HORIZON			0x00000004U
 /*
- * The module fills the horizon generation (perfclock_page and
- * perfclock_horizon::generation). It starts at 1 and is bumped when a
- * horizon already handed out may be above a later stamp (sched_clock
- * became unstable; CLOCK_REALTIME or CLOCK_TAI set backward). After a
- * bump, horizons restart from a new proven sample and may be SMALLER.
+ * The module fills perfclock_horizon::generation and
+ * perfclock_page::horizon_generation (THE FLUSH HORIZON, "Generations").
  */
 #define PERFCLOCK_INFO_HORIZON_GENERATION	0x00000008U
-/* sched_clock is paravirtual (kvm-clock, Xen, ...). */
+/*
+ * A hypervisor was detected, so sched_clock may be a paravirtual clock
+ * (kvm-clock, Xen, Hyper-V, VMware: not native_sched_clock()). A
+ * perf_clock() horizon then rests on the hypervisor's promise that its
+ * clock is one clock across vCPUs (THE FLUSH HORIZON, "Rests on").
+ */
 #define PERFCLOCK_INFO_SCHED_CLOCK_PARAVIRT	0x00000010U
 
 struct perfclock_info {
@@ -244,8 +312,14 @@ struct perfclock_info {
  * (microseconds on an idle machine, but an IPI to every CPU that is not
  * idle, as synchronize_rcu_expedited() does). Needs CAP_PERFMON or
  * CAP_SYS_ADMIN (EPERM otherwise); without it the ioctl waits for a
- * normal grace period, which sends no IPI (as membarrier's
- * MEMBARRIER_CMD_GLOBAL, open to all users, does).
+ * normal grace period (as membarrier's MEMBARRIER_CMD_GLOBAL, open to
+ * all users, does). A normal one IPIs no CPU that is idle, in user
+ * space on nohz_full, or passing through the scheduler tick; it does
+ * IPI a CPU that holds it up: kernel/rcu/tree.c's force-quiescent-state
+ * scan (rcu_implicit_dynticks_qs() in 6.1, rcu_watching_snap_recheck()
+ * in mainline) calls resched_cpu() on a nohz_full CPU that has held it
+ * for 3 * jiffies_to_sched_qs, and resched_cpu() and
+ * irq_work_queue_on() on any CPU past half the stall timeout.
  */
 #define PERFCLOCK_HORIZON_EXPEDITED	0x00000001U
 
@@ -254,7 +328,8 @@ struct perfclock_horizon {
 	__u32 flags;		/* in: PERFCLOCK_HORIZON_*, others zero */
 	__u64 ns;		/* out: the horizon, see THE FLUSH HORIZON */
 	__u64 wait_ns;		/* out: time spent in the grace period */
-	__u32 generation;	/* out: PERFCLOCK_INFO_HORIZON_GENERATION */
+	/* out: the horizon generation ns belongs to; ignored on input */
+	__u32 generation;
 	__u32 __reserved0;	/* in: zero; out: zero */
 	__u64 reserved[1];	/* in: zero; out: zero */
 };
@@ -326,9 +401,12 @@ struct perfclock_horizon {
  * for clockid id when bit id of horizon_clockids is set. While a file has
  * the device open or mapped, the module samples a new horizon every
  * update period and publishes it once a normal RCU grace period after it
- * has ended (polled, no IPI): its age is about one grace period. The
- * values only grow. Read them inside the seq loop with the flags; a
- * reader that then loads every ring's data_head meets no record below.
+ * has ended (polled): its age is about one grace period when the
+ * system runs grace periods anyway, and at most module parameter
+ * horizon_gp_idle_ms plus one when it does not (the module then starts
+ * one). Within a generation the values only grow. Read them inside the
+ * seq loop with the flags and horizon_generation; a reader that then
+ * loads every ring's data_head meets no record below.
  *
  * coarse_ns is the last local_clock() the module sampled, on coarse_cpu,
  * refreshed at least every update_period_ns while any file has the device
@@ -374,8 +452,7 @@ struct perfclock_page {
 	/* local_clock() when the horizon's grace period was seen to end. */
 	__u64 horizon_proven_ns;
 	__u32 horizon_clockids;	/* bit id: horizon_clockid_ns[id] valid */
-	/* PERFCLOCK_INFO_HORIZON_GENERATION; read with the horizon. */
-	__u32 horizon_generation;
+	__u32 horizon_generation;	/* see THE FLUSH HORIZON, "Generations" */
 	__u64 horizon_clockid_ns[PERFCLOCK_HORIZON_CLOCKIDS];
 	__u64 __reserved[482];	/* zero; pads the struct to 4096 bytes */
 };

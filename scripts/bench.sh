@@ -42,6 +42,14 @@ for regime in stable unstable; do
 		--payload "$payload" || rc=1
 done
 
+echo "== the horizon's cost with nohz_full=1-3 (guest, stable regime)"
+nohz=build/guest/bench-nohz-payload
+rm -rf "$nohz" && mkdir -p "$nohz"
+cp build/bench/perfclock_horizon_bench module/perfclock.ko "$nohz/"
+cp scripts/guest/bench-nohz.sh "$nohz/run.sh"
+boot stable build/guest/bench-nohz --runs-for 120 --kernel "$VMLINUZ" \
+	--payload "$nohz" --append nohz_full=1-3 || rc=1
+
 echo "== clock paths natively (host, no module: the page's readers on a stand-in page)"
 build/bench/perfclock_bench --host || rc=1
 

@@ -121,12 +121,21 @@ TEST_F(horizon, bad_requests_rejected)
 				      0x2, &h));
 	memset(&h, 0, sizeof(h));
 	h.clockid = PERFCLOCK_HORIZON_PERF_CLOCK;
-	h.__reserved0 = 1;
+	h.reserved[0] = 1;
 	EXPECT_EQ(-EINVAL, pc_ioctl(self->fd, PERFCLOCK_IOC_GET_HORIZON, &h));
 	EXPECT_EQ(-EFAULT, pc_ioctl(self->fd, PERFCLOCK_IOC_GET_HORIZON, NULL));
 	/* The input is left as it was: nothing is written on an error. */
-	EXPECT_EQ(1, h.__reserved0);
+	EXPECT_EQ(1, h.reserved[0]);
 	EXPECT_EQ(0, h.ns);
+	h.reserved[0] = 0;
+	h.__reserved0 = 1;
+	EXPECT_EQ(-EINVAL, pc_ioctl(self->fd, PERFCLOCK_IOC_GET_HORIZON, &h));
+	/* generation is out-only: whatever comes in is ignored. */
+	h.__reserved0 = 0;
+	h.generation = 0xdeadbeef;
+	EXPECT_EQ(0, pc_ioctl(self->fd, PERFCLOCK_IOC_GET_HORIZON, &h));
+	EXPECT_LE(1, h.generation);
+	EXPECT_NE(0xdeadbeef, h.generation);
 }
 
 TEST_F(horizon, expedited_needs_perfmon)

@@ -16,7 +16,9 @@
 #define KNOWN_TIME_FLAGS	PERFCLOCK_TIME_STABLE
 #define KNOWN_INFO_FLAGS	(PERFCLOCK_INFO_SCHED_CLOCK_STABLE | \
 				 PERFCLOCK_INFO_PAGE_TSC_VALID | \
-				 PERFCLOCK_INFO_HORIZON)
+				 PERFCLOCK_INFO_HORIZON | \
+				 PERFCLOCK_INFO_HORIZON_GENERATION | \
+				 PERFCLOCK_INFO_SCHED_CLOCK_PARAVIRT)
 
 FIXTURE(dev) {
 	int fd;
@@ -46,6 +48,7 @@ TEST_F(dev, info_fields)
 	EXPECT_EQ((uint32_t)sysconf(_SC_PAGESIZE), info->page_size);
 	EXPECT_EQ(0, info->flags & ~KNOWN_INFO_FLAGS);
 	EXPECT_TRUE(info->flags & PERFCLOCK_INFO_HORIZON);
+	EXPECT_TRUE(info->flags & PERFCLOCK_INFO_HORIZON_GENERATION);
 	for (i = 0; i < sizeof(info->reserved) / sizeof(info->reserved[0]); i++)
 		EXPECT_EQ(0, info->reserved[i]);
 	/* The module's default update_period_us=1000. */

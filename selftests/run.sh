@@ -85,6 +85,20 @@ insmod /payload/extra/msr.ko allow_writes=on 2>/dev/null
 echo "# === kernel"
 log_clean "the TSC-unstable test" 'TSC synchronization|TSC warp|turning off TSC clock'
 
+# The grace-period policy, with nothing else holding the device.
+echo "# === perfclock_gp_policy_test"
+./perfclock_gp_policy_test || rc=1
+echo "# === kernel"
+log_clean "the grace-period policy test"
+
+# Horizon generations: a REALTIME set back (both regimes), then, in the
+# stable regime, sched_clock turned unstable by perfclock_mark_tsc_unstable.ko.
+# The kernel's own lines about the TSC it was told to give up on are expected.
+echo "# === perfclock_generation_test"
+PERFCLOCK_MARK_KO=/payload/perfclock_mark_tsc_unstable.ko ./perfclock_generation_test || rc=1
+echo "# === kernel"
+log_clean "the generation test" 'TSC found unstable after boot|TSC synchronization|TSC warp|turning off TSC clock'
+
 check "module unloads at the end" rmmod perfclock
 log_clean "unload"
 exit $rc

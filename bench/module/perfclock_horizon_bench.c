@@ -10,7 +10,21 @@
  *  - what it costs the rest of the machine: interrupts per second per
  *    CPU from /proc/interrupts (function-call and reschedule IPIs, local
  *    timer) with the device closed, open (the page's horizon kept
- *    fresh), and under a loop of blocking calls of each kind.
+ *    fresh), and under a loop of blocking calls of each kind;
+ *  - the grace-period policy (module parameter horizon_gp_idle_ms): the
+ *    device closed, open with the old policy (0: a grace period started
+ *    every update period) and open with the module's default, idle and
+ *    busy: the interrupts above, RCU softirqs (/proc/softirqs) and
+ *    wakeups of the RCU grace-period kthread (its context switches in
+ *    /proc/PID/status: several per grace period; the kernel here has no
+ *    CONFIG_RCU_TRACE for the rcu_grace_period tracepoint), then the
+ *    page horizon's age under each;
+ *  - the unstable regime's remote clock reads (module parameter
+ *    horizon_skip_us): a pipe ping-pong between two threads pinned to
+ *    two other CPUs (each round trip is two wakeups and context
+ *    switches, each reading and writing its CPU's clock line), round
+ *    trips per second with the device closed, open reading every CPU
+ *    every period (0), and open with the default.
  *
  * Not a test: it asserts nothing and prints tables. Under TCG only the
  * ratios within one boot mean anything.
@@ -134,7 +148,71 @@ static void load_stop(void)
 
 struct irqs {
 	uint64_t cal[MAX_CPUS], res[MAX_CPUS], loc[MAX_CPUS];
+	uint64_t rcu_softirq, gp_kthread;
 };
+
+/* The RCU softirq count, all CPUs (/proc/softirqs). */
+static uint64_t read_rcu_softirqs(void)
+{
+	char line[4096];
+	uint64_t sum = 0;
+	FILE *f = fopen("/proc/softirqs", "r");
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		char *p = line, *end;
+
+		while (*p == ' ')
+			p++;
+		if (strncmp(p, "RCU:", 4))
+			continue;
+		p += 4;
+		for (;;) {
+			uint64_t v = strtoull(p, &end, 10);
+
+			if (end == p)
+				break;
+			sum += v;
+			p = end;
+		}
+	}
+	fclose(f);
+	return sum;
+}
+
+/*
+ * Context switches of the RCU grace-period kthreads (rcu_preempt, or
+ * rcu_sched): each grace period wakes them several times.
+ */
+static uint64_t read_gp_kthread(void)
+{
+	static char path[64];
+	char line[256];
+	uint64_t sum = 0;
+	int pid;
+
+	for (pid = 1; pid < 200; pid++) {
+		FILE *f;
+		int match = 0;
+
+		snprintf(path, sizeof(path), "/proc/%d/status", pid);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		while (fgets(line, sizeof(line), f)) {
+			unsigned long long v;
+
+			if (!strncmp(line, "Name:", 5))
+				match = strstr(line, "rcu_preempt") || strstr(line, "rcu_sched\n");
+			else if (match && (sscanf(line, "voluntary_ctxt_switches: %llu", &v) == 1 ||
+					   sscanf(line, "nonvoluntary_ctxt_switches: %llu", &v) == 1))
+				sum += v;
+		}
+		fclose(f);
+	}
+	return sum;
+}
 
 static void read_irqs(struct irqs *s)
 {
@@ -168,6 +246,8 @@ static void read_irqs(struct irqs *s)
 		}
 	}
 	fclose(f);
+	s->rcu_softirq = read_rcu_softirqs();
+	s->gp_kthread = read_gp_kthread();
 }
 
 static void print_irqs(const char *what, const struct irqs *a,
@@ -184,8 +264,34 @@ static void print_irqs(const char *what, const struct irqs *a,
 		if (loc > loc_max)
 			loc_max = loc;
 	}
-	printf("%-34s %10.0f %10.0f %12.0f %12.0f\n", what, cal, res,
-	       loc_sum, loc_max);
+	printf("%-34s %10.0f %10.0f %12.0f %12.0f %10.0f %10.0f\n", what, cal, res,
+	       loc_sum, loc_max, (b->rcu_softirq - a->rcu_softirq) / secs,
+	       (b->gp_kthread - a->gp_kthread) / secs);
+}
+
+#define GP_IDLE_PARAM	"/sys/module/perfclock/parameters/horizon_gp_idle_ms"
+
+static int read_param(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	int v = -1;
+
+	if (f) {
+		if (fscanf(f, "%d", &v) != 1)
+			v = -1;
+		fclose(f);
+	}
+	return v;
+}
+
+static void write_param(const char *path, int v)
+{
+	FILE *f = fopen(path, "w");
+
+	if (f) {
+		fprintf(f, "%d\n", v);
+		fclose(f);
+	}
 }
 
 /* A thread calling GET_HORIZON back to back, for the IPI figures. */
@@ -249,7 +355,7 @@ static void bench_calls(int fd, const char *load, uint32_t flags,
 }
 
 static void bench_age(int fd, const struct perfclock_page *pg,
-		      const char *load, int seconds)
+		      const char *load, int seconds, const char *what)
 {
 	static uint64_t v[MAX_SAMPLES];
 	uint64_t end = mono_ns() + seconds * 1000000000ULL, h, now;
@@ -263,8 +369,162 @@ static void bench_age(int fd, const struct perfclock_page *pg,
 		}
 		usleep(1000);
 	}
-	printf("%-8s %-10s %-24s %8zu %12.1f %12.1f\n", load, "page", "horizon age",
+	printf("%-8s %-10s %-24s %8zu %12.1f %12.1f\n", load, "page", what,
 	       n, pct(v, n, 50) / 1e3, pct(v, n, 99) / 1e3);
+}
+
+/*
+ * The grace-period policy: the same figures with the device closed, open
+ * with horizon_gp_idle_ms=0 (the old policy) and open with the default,
+ * idle and busy; then the page horizon's age under each.
+ */
+static void bench_policy(const char *regime, int seconds)
+{
+	int def = read_param(GP_IDLE_PARAM), busy, i;
+	static const char *const name[] = { "closed", "open, old policy", "open, new policy" };
+	char what[64];
+
+	if (def < 0) {
+		printf("# no %s: the module predates the policy\n", GP_IDLE_PARAM);
+		return;
+	}
+	printf("# regime %s: grace-period policy (default horizon_gp_idle_ms=%d), per second, all CPUs\n",
+	       regime, def);
+	printf("%-34s %10s %10s %12s %12s %10s %10s\n", "state", "CAL", "RES", "LOC",
+	       "LOC max", "RCU sirq", "GP kthr");
+	for (busy = 0; busy < 2; busy++) {
+		if (busy)
+			load_start();
+		for (i = 0; i < 3; i++) {
+			snprintf(what, sizeof(what), "%s, %s", busy ? "busy" : "idle", name[i]);
+			write_param(GP_IDLE_PARAM, i == 1 ? 0 : def);
+			measure_irqs(what, seconds, -1, i > 0, 0, 0);
+		}
+		if (busy)
+			load_stop();
+	}
+	printf("# regime %s: page horizon age under each policy (microseconds)\n", regime);
+	printf("%-8s %-10s %-24s %8s %12s %12s\n", "load", "path", "what", "n",
+	       "p50 us", "p99 us");
+	for (busy = 0; busy < 2; busy++) {
+		int fd = open(PERFCLOCK_DEVICE_PATH, O_RDONLY | O_CLOEXEC);
+		const struct perfclock_page *pg;
+
+		if (fd < 0)
+			break;
+		pg = mmap(NULL, sysconf(_SC_PAGESIZE), PROT_READ, MAP_SHARED, fd, 0);
+		if (pg == MAP_FAILED) {
+			close(fd);
+			break;
+		}
+		if (busy)
+			load_start();
+		for (i = 1; i < 3; i++) {
+			write_param(GP_IDLE_PARAM, i == 1 ? 0 : def);
+			usleep(200000);
+			bench_age(fd, pg, busy ? "busy" : "idle", seconds,
+				  i == 1 ? "age, old policy" : "age, new policy");
+		}
+		if (busy)
+			load_stop();
+		munmap((void *)pg, sysconf(_SC_PAGESIZE));
+		close(fd);
+	}
+	write_param(GP_IDLE_PARAM, def);
+}
+
+/* ---- the cost of the horizon's remote clock reads on other CPUs ---- */
+
+#define SKIP_PARAM	"/sys/module/perfclock/parameters/horizon_skip_us"
+
+struct pong {
+	int cpu, rd, wr;
+	atomic_int *stop;
+	uint64_t trips;
+};
+
+static void pin(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+}
+
+static void *pong_thread(void *arg)
+{
+	struct pong *p = arg;
+	char c = 0;
+
+	pin(p->cpu);
+	while (!atomic_load(p->stop)) {
+		if (read(p->rd, &c, 1) != 1 || write(p->wr, &c, 1) != 1)
+			break;
+	}
+	return NULL;
+}
+
+/* Round trips per second between threads on CPUs @a and @b. */
+static double ping_pong(int a, int b, int seconds)
+{
+	int ab[2], ba[2];
+	atomic_int stop = 0;
+	struct pong p = { .cpu = b, .stop = &stop };
+	uint64_t trips = 0, end;
+	pthread_t t;
+	char c = 0;
+
+	if (pipe(ab) || pipe(ba))
+		return 0;
+	p.rd = ab[0];
+	p.wr = ba[1];
+	pthread_create(&t, NULL, pong_thread, &p);
+	pin(a);
+	end = mono_ns() + seconds * 1000000000ULL;
+	while (mono_ns() < end) {
+		if (write(ab[1], &c, 1) != 1 || read(ba[0], &c, 1) != 1)
+			break;
+		trips++;
+	}
+	atomic_store(&stop, 1);
+	if (write(ab[1], &c, 1) != 1)
+		perror("write");
+	pthread_join(t, NULL);
+	close(ab[0]);
+	close(ab[1]);
+	close(ba[0]);
+	close(ba[1]);
+	return trips / (double)seconds;
+}
+
+static void bench_remote_reads(const char *regime, int seconds)
+{
+	int def = read_param(SKIP_PARAM), i, fd;
+	cpu_set_t all;
+	static const char *const name[] = {
+		"device closed", "open, every CPU every period", "open, horizon_skip_us default",
+	};
+
+	if (def < 0 || ncpus < 3) {
+		printf("# no %s or fewer than 3 CPUs: no ping-pong\n", SKIP_PARAM);
+		return;
+	}
+	sched_getaffinity(0, sizeof(all), &all);
+	printf("# regime %s: pipe ping-pong between CPUs 1 and 2, round trips per second (default horizon_skip_us=%d)\n",
+	       regime, def);
+	for (i = 0; i < 3; i++) {
+		fd = -1;
+		write_param(SKIP_PARAM, i == 1 ? 0 : def);
+		if (i)
+			fd = open(PERFCLOCK_DEVICE_PATH, O_RDONLY | O_CLOEXEC);
+		usleep(200000);
+		printf("%-34s %12.0f\n", name[i], ping_pong(1, 2, seconds));
+		if (fd >= 0)
+			close(fd);
+	}
+	write_param(SKIP_PARAM, def);
+	sched_setaffinity(0, sizeof(all), &all);
 }
 
 int main(int argc, char **argv)
@@ -281,9 +541,12 @@ int main(int argc, char **argv)
 	/* Cost to the machine first, before this process holds the device. */
 	printf("# regime %s, %d CPUs: interrupts per second, all CPUs (LOC: sum and busiest CPU)\n",
 	       regime, ncpus);
-	printf("%-34s %10s %10s %12s %12s\n", "state", "CAL", "RES", "LOC", "LOC max");
+	printf("%-34s %10s %10s %12s %12s %10s %10s\n", "state", "CAL", "RES", "LOC",
+	       "LOC max", "RCU sirq", "GP kthr");
 	measure_irqs("device closed", seconds, -1, 0, 0, 0);
 	measure_irqs("device open (page horizon fresh)", seconds, -1, 1, 0, 0);
+	bench_policy(regime, seconds);
+	bench_remote_reads(regime, seconds);
 
 	fd = open(PERFCLOCK_DEVICE_PATH, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
@@ -311,7 +574,7 @@ int main(int argc, char **argv)
 		bench_calls(fd, load, 0, "normal grace period", seconds);
 		bench_calls(fd, load, PERFCLOCK_HORIZON_EXPEDITED,
 			    "expedited grace period", seconds);
-		bench_age(fd, pg, load, seconds);
+		bench_age(fd, pg, load, seconds, "horizon age");
 		if (busy)
 			load_stop();
 	}

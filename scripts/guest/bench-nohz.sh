@@ -1,0 +1,12 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# Runs inside a stable-regime guest booted with nohz_full=1-3 as
+# /payload/run.sh for scripts/bench.sh: the horizon's cost to the
+# machine (interrupts, grace periods, the page horizon's age) under each
+# grace-period policy, with CPUs 1-3 tickless. Prints tables; asserts
+# nothing.
+cd /payload || exit 1
+insmod perfclock.ko || exit 1
+echo "# cmdline: $(cat /proc/cmdline)"
+./perfclock_horizon_bench "$PERFCLOCK_REGIME, nohz_full=1-3" 5

@@ -1,0 +1,36 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Test only: mark the TSC unstable on load, as the kernel does when its
+ * clocksource watchdog or a TSC sync check fails, so that
+ * perfclock_sched_clock_switch_test can watch sched_clock turn unstable
+ * at run time under QEMU's TCG, which ignores the TSC MSR writes that
+ * perfclock_tsc_unstable_test relies on.
+ *
+ * arch/x86/kernel/tsc.c:mark_tsc_unstable() does not look at
+ * tsc_clocksource_reliable (tsc=reliable only turns the clocksource
+ * watchdog off, tsc_disable_clocksource_watchdog()): it sets
+ * tsc_unstable, calls kernel/sched/clock.c:clear_sched_clock_stable()
+ * when sched_clock is native_sched_clock(), and marks both TSC
+ * clocksources unstable. clear_sched_clock_stable() queues
+ * __sched_clock_work(), which resets every CPU's clock from the GTOD
+ * and turns the stable branch off. Once per boot: the module stays
+ * loadable again, but the second mark is a no-op.
+ */
+#include <linux/module.h>
+#include <asm/tsc.h>
+
+static int __init perfclock_mark_tsc_unstable_init(void)
+{
+	mark_tsc_unstable("perfclock selftest");
+	return 0;
+}
+
+static void __exit perfclock_mark_tsc_unstable_exit(void)
+{
+}
+
+module_init(perfclock_mark_tsc_unstable_init);
+module_exit(perfclock_mark_tsc_unstable_exit);
+
+MODULE_DESCRIPTION("perfclock selftest: mark the TSC unstable on load");
+MODULE_LICENSE("GPL");
