@@ -166,13 +166,27 @@ static uint64_t do_round(struct demo *d)
 {
 	struct perfclock_record rec;
 	uint64_t start, hz, n = 0, cap = 0, oldest = 0, unread;
+	uint32_t gen;
 	int64_t avail;
 	long taken;
 	int i, k, err, left, capped = 0;
 
-	err = perfclock_horizon(d->clk, &hz);
-	if (err)
-		die("perfclock_horizon: %s", strerror(-err));
+	err = perfclock_horizon_gen(d->clk, &hz, &gen);
+	if (err < 0)
+		die("perfclock_horizon_gen: %s", strerror(-err));
+	if (err == PERFCLOCK_HORIZON_RESTARTED) {
+		/*
+		 * Every horizon before this one is void (the clock stepped:
+		 * libperfclock.h, perfclock_horizon_gen()): hand out what ours
+		 * holds and start its limit again from this horizon.
+		 */
+		int64_t ret = perfclock_queue_restart(d->rules[RULE_OURS].q);
+
+		if (ret < 0)
+			die("perfclock_queue_restart: %s", strerror((int)-ret));
+		fprintf(stderr, "demo_flush: the horizon restarted (generation %u): ours flushed what it held and goes on\n",
+			gen);
+	}
 	start = clock_now(d);
 	d->emit_now = start;
 	d->prev_start_now = start;
