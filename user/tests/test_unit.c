@@ -5,6 +5,8 @@
  *   unit_clock.c  libperfclock.c: the clock backends' host-testable paths,
  *                 the page reader on a fake page, the estimated horizon of
  *                 a clockid clock without the module;
+ *   unit_membarrier.c horizon_membarrier.c, horizon.c's choice: the
+ *                 membarrier horizon on this host's kernel;
  *   unit_ring.c   ring.c: the ring reader on hand-made rings (wrap, LOST,
  *                 every kind of corruption);
  *   unit_queue.c  queue.c, queue_mem.c: the queue's mechanics (order,
@@ -29,6 +31,7 @@ int main(void)
 	test_queue_memcap();
 	test_queue_memcap_retained();
 	test_horizon_estimate();
+	test_membarrier();
 	scenario_schuchart();
 	scenario_ahern();
 	scenario_inflight();

@@ -9,6 +9,9 @@ void test_clockid_backend(void);
 void test_page_reader(void);
 void test_horizon_estimate(void);
 
+/* unit_membarrier.c */
+void test_membarrier(void);
+
 /* unit_ring.c */
 void test_ring_basic(void);
 void test_ring_corrupt(void);
