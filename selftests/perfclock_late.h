@@ -32,9 +32,16 @@ struct late_ring {
 /*
  * One ring per CPU: cpu-clock samples (hrtimer, hard irq) plus context
  * switch, task and comm records (side-band), stamped by perf_clock(), or
- * with use_clockid by clockid when it is >= 0.
+ * with use_clockid by clockid when it is >= 0. With stack_bytes, samples
+ * also carry a callchain and that much of the user stack: both are taken
+ * after the stamp and before the commit (kernel/events/core.c:
+ * perf_prepare_sample(), perf_output_sample_ustack()), so each record
+ * stays longer in flight and a rule without a grace period is late more
+ * often on the same load.
  */
-static inline int late_ring_open(struct late_ring *r, int cpu, int clockid)
+static inline int late_ring_open_wide(struct late_ring *r, int cpu,
+				      int clockid, uint32_t stack_bytes,
+				      size_t pages)
 {
 	struct perf_event_attr attr;
 
@@ -51,8 +58,17 @@ static inline int late_ring_open(struct late_ring *r, int cpu, int clockid)
 		attr.use_clockid = 1;
 		attr.clockid = clockid;
 	}
+	if (stack_bytes) {
+		attr.sample_type |= PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_STACK_USER;
+		attr.sample_stack_user = stack_bytes;
+	}
 	r->records = r->lost = 0;
-	return pc_ring_open(&r->pr, &attr, -1, cpu, LATE_RING_PAGES);
+	return pc_ring_open(&r->pr, &attr, -1, cpu, pages);
+}
+
+static inline int late_ring_open(struct late_ring *r, int cpu, int clockid)
+{
+	return late_ring_open_wide(r, cpu, clockid, 0, LATE_RING_PAGES);
 }
 
 struct late_verdict {
