@@ -73,10 +73,13 @@
  *     CLOCK_TAI, which step when set; perf_clock() on an unstable
  *     sched_clock without the module, which only the module can read on
  *     every CPU).
- * perfclock_open() is the module's clock and needs the module; a tool
- * without it opens its rings first and takes perfclock_open_perf_page()
- * on one of them (EOPNOTSUPP there: an unstable sched_clock, the module
- * is needed), or uses use_clockid = CLOCK_MONOTONIC.
+ * perfclock_open(NULL) without the module reads the same clock through
+ * perf's page of a dummy event of its own, where the kernel offers
+ * time_zero (backend PERFCLOCK_BACKEND_PERF_PAGE, membarrier's horizon);
+ * with an unstable sched_clock it fails with ENOENT: the module is needed
+ * for perf_clock(), or events with use_clockid = CLOCK_MONOTONIC. A tool
+ * prints which it got with perfclock_horizon_name(), as perf trace's
+ * "Flushed at:" line does.
  *
  * MEMBARRIER HORIZON (user/horizon_membarrier.c). H is a read of the
  * clock, handed out only after two membarrier(MEMBARRIER_CMD_GLOBAL)
@@ -203,7 +206,13 @@ struct perf_event_attr;		/* <linux/perf_event.h> */
 /*
  * Open the module backend. path NULL means /dev/perfclock. Maps the clock
  * page when the device offers one of the known version (reads then fall
- * back to the ioctl only when the page cannot serve).
+ * back to the ioctl only when the page cannot serve). With path NULL and
+ * no /dev/perfclock (ENOENT), the same clock, local_clock(), through
+ * perf's user page of a dummy event the library opens on the calling
+ * thread and maps, when the kernel offers time_zero (a stable
+ * sched_clock): as perfclock_open_perf_page() of that page, with
+ * membarrier's exact horizon; closed by perfclock_close(). An explicit
+ * path is never replaced.
  * Errors (errno): those of open(2) (ENOENT: no device, module not loaded;
  * EACCES), ENOTTY: the file is not a perfclock device, EPROTO: a perfclock
  * module of another ABI version (perfclock_info::abi_version differs, or
