@@ -42,9 +42,12 @@ struct perfclock_mb {
 	void *arg;
 	int skip_barrier;		/* test only, fixed at creation */
 	pthread_t thread;
-	/* atomics */
-	int state;			/* MB_*, for the generation below */
-	unsigned int gen;		/* fork generation the thread runs in */
+	/*
+	 * atomics. run: the fork generation the thread was started in,
+	 * shifted left by 2, with its MB_* state in the low bits: one word,
+	 * so that two callers racing to start it cannot both win.
+	 */
+	uint64_t run;
 	int stop;
 	int err;			/* the thread's -errno, sticky */
 	uint64_t latest;		/* newest proven horizon, 0: none */
@@ -186,8 +189,9 @@ struct perfclock_mb *perfclock_mb__new(perfclock_mb_read_fn read, void *arg)
 	mb->arg = arg;
 	mb->skip_barrier = __atomic_load_n(&test_mode, __ATOMIC_RELAXED) ==
 			   PERFCLOCK_MB_TEST_SKIP_BARRIER;
-	mb->state = MB_STOPPED;
 	pthread_once(&atfork_once, atfork_register);
+	mb->run = (uint64_t)__atomic_load_n(&fork_gen, __ATOMIC_RELAXED) << 2 |
+		  MB_STOPPED;
 	return mb;
 }
 
@@ -195,38 +199,36 @@ struct perfclock_mb *perfclock_mb__new(perfclock_mb_read_fn read, void *arg)
  * Is the helper thread running in this process? A thread started before
  * a fork() does not exist in the child: the generation tells.
  */
-static int thread_state(struct perfclock_mb *mb)
+static int thread_state(const struct perfclock_mb *mb)
 {
-	int st = __atomic_load_n(&mb->state, __ATOMIC_ACQUIRE);
+	uint64_t run = __atomic_load_n(&mb->run, __ATOMIC_ACQUIRE);
 
-	if (st != MB_STOPPED &&
-	    __atomic_load_n(&mb->gen, __ATOMIC_RELAXED) !=
-	    __atomic_load_n(&fork_gen, __ATOMIC_RELAXED))
+	if ((run >> 2) != __atomic_load_n(&fork_gen, __ATOMIC_RELAXED))
 		return MB_STOPPED;
-	return st;
+	return (int)(run & 3);
 }
 
-/* Start the helper thread once per process; concurrent callers race fairly. */
+/* Start the helper thread once per process; of racing callers one wins. */
 static int thread_start(struct perfclock_mb *mb)
 {
-	int st = __atomic_load_n(&mb->state, __ATOMIC_ACQUIRE);
-	unsigned int gen = __atomic_load_n(&fork_gen, __ATOMIC_RELAXED);
+	uint64_t gen = __atomic_load_n(&fork_gen, __ATOMIC_RELAXED);
+	uint64_t run = __atomic_load_n(&mb->run, __ATOMIC_ACQUIRE);
 	int err;
 
-	if (thread_state(mb) != MB_STOPPED)
+	if ((run >> 2) == gen && (run & 3) != MB_STOPPED)
 		return 0;
-	/* st is the value seen: STOPPED, or one left by a pre-fork parent. */
-	if (!__atomic_compare_exchange_n(&mb->state, &st, MB_STARTING, 0,
+	if (!__atomic_compare_exchange_n(&mb->run, &run,
+					 gen << 2 | MB_STARTING, 0,
 					 __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
 		return 0;
-	__atomic_store_n(&mb->gen, gen, __ATOMIC_RELAXED);
 	__atomic_store_n(&mb->stop, 0, __ATOMIC_RELAXED);
 	err = pthread_create(&mb->thread, NULL, mb_thread, mb);
 	if (err) {
-		__atomic_store_n(&mb->state, MB_STOPPED, __ATOMIC_RELEASE);
+		__atomic_store_n(&mb->run, gen << 2 | MB_STOPPED,
+				 __ATOMIC_RELEASE);
 		return -err;
 	}
-	__atomic_store_n(&mb->state, MB_RUNNING, __ATOMIC_RELEASE);
+	__atomic_store_n(&mb->run, gen << 2 | MB_RUNNING, __ATOMIC_RELEASE);
 	return 0;
 }
 
@@ -281,7 +283,7 @@ void perfclock_mb__get_stats(const struct perfclock_mb *mb,
 	st->proven = __atomic_load_n(&mb->proven, __ATOMIC_RELAXED);
 	st->last_wait_ns = __atomic_load_n(&mb->last_wait_ns, __ATOMIC_RELAXED);
 	st->max_wait_ns = __atomic_load_n(&mb->max_wait_ns, __ATOMIC_RELAXED);
-	st->running = thread_state((struct perfclock_mb *)mb) == MB_RUNNING;
+	st->running = thread_state(mb) == MB_RUNNING;
 	st->err = __atomic_load_n(&mb->err, __ATOMIC_RELAXED);
 }
 
