@@ -204,6 +204,25 @@ static inline void late_load_stop_all(void)
 	atomic_store(&late_load_stop, 1);
 }
 
+/*
+ * How long a run lasts: at least min_s seconds from start_ns; when the bare
+ * read must be shown late (expect_late), on until it was (a stall between
+ * stamp and commit is a matter of chance on a host shared with other
+ * guests), at most max_s seconds. The rules are judged over the whole run.
+ */
+static inline int late_run_done(uint64_t start_ns, uint64_t now_ns, int min_s,
+				int max_s, int expect_late, uint64_t late)
+{
+	uint64_t ran = now_ns - start_ns;
+
+	if (max_s < min_s)
+		max_s = min_s;
+	if (ran >= (uint64_t)max_s * 1000000000ULL)
+		return 1;
+	return ran >= (uint64_t)min_s * 1000000000ULL &&
+	       (!expect_late || late);
+}
+
 static inline int late_env_int(const char *name, int def)
 {
 	const char *s = getenv(name);
