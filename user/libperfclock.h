@@ -119,12 +119,15 @@
  *    When NTP has just made the clock faster it stamps below what the
  *    vDSO already returns (the backward step the kerneldoc of
  *    ktime_get_mono_fast_ns() describes, seen from the other side). By
- *    how much: the mult change (NTP: up to 500 ppm, more with ADJ_TICK)
- *    times how long the update stays between the two copies, which in a
+ *    how much: the mult change (up to 500 ppm of frequency, MAXFREQ in
+ *    kernel/time/ntp.c, and 10% more with ADJ_TICK, timekeeping.c:
+ *    timekeeping_validate_timex()) times how long the update stays
+ *    between the two copies, which in a
  *    VM is as long as the host deschedules that vCPU: no fixed margin
  *    covers it. The SECOND barrier does, with no margin:
- *    timekeeping_update() runs under timekeeper_lock with irqs disabled
- *    (timekeeping_advance(), do_settimeofday64(), ...), an RCU reader;
+ *    timekeeping_update() runs with irqs disabled under timekeeper_lock
+ *    (6.1) or tk_core.lock (mainline), taken irqsave by
+ *    timekeeping_advance() and the clock-setting paths: an RCU reader;
  *    the update whose vDSO copy the library read had begun before the
  *    read, so the first barrier returned only after its fast copies were
  *    written; a record stamped from the old copy was stamped before
