@@ -31,8 +31,8 @@ make --no-print-directory -C selftests >&2 || exit 1
 
 payload=build/guest/bench
 rm -rf "$payload" && mkdir -p "$payload"
-cp build/bench/perfclock_bench build/bench/perfclock_horizon_bench build/selftests/perfclock_stress \
-	build/selftests/perfclock_drain module/perfclock.ko "$payload/"
+cp build/bench/perfclock_bench build/bench/perfclock_horizon_bench build/bench/bench_membarrier \
+	build/selftests/perfclock_stress build/selftests/perfclock_drain module/perfclock.ko "$payload/"
 cp scripts/guest/bench.sh "$payload/run.sh"
 
 rc=0
@@ -52,6 +52,9 @@ boot stable build/guest/bench-nohz --runs-for 120 --kernel "$VMLINUZ" \
 
 echo "== clock paths natively (host, no module: the page's readers on a stand-in page)"
 build/bench/perfclock_bench --host || rc=1
+
+echo "== the membarrier horizon natively (host, no module)"
+build/bench/bench_membarrier host 5 || rc=1
 
 if [ -f user/Makefile ]; then
 	echo "== library queue throughput (host)"

@@ -34,7 +34,9 @@
 #      -a --sort-events on `perf bench sched messaging`, with the device
 #      backend (--perfclock) and with -k mono, and with the reader stopped
 #      by SIGSTOP;
-#   4. on the host (no module: -k mono, libperfclock's estimated horizon):
+#      Before the module is loaded, -k mono on the messaging load again
+#      (backend mono-nomod): libperfclock's membarrier horizon;
+#   4. on the host (no module: -k mono, libperfclock's membarrier horizon):
 #      the same messaging load, and perf trace stopped by SIGSTOP 2 s three
 #      times under `stress-ng --switch`.
 #
@@ -308,11 +310,12 @@ report() {
 		st=1
 		[ -n "$po" ] && [ "$po" -eq 0 ] && [ "${ev:-0}" -gt 0 ] && st=0
 		result $st "$desc: patched perf trace ran with no out-of-order event (${po:-no run}, ${ev:-0} events)"
-		# The device backend's horizon is exact; so is -k mono's in the
-		# guest, where the module is loaded (libperfclock takes the
-		# clockid's horizon from it). The host has no module: estimated.
+		# Every horizon is exact: the device backend's; -k mono's with
+		# the module loaded (libperfclock takes the clockid's horizon
+		# from it); and -k mono's without the module (mono-nomod in the
+		# guest, the host): libperfclock's membarrier horizon.
 		case $where:$be in
-		guest:*|*:device)
+		guest:*|*:device|host:mono)
 			echo "$rule" | grep -q 'exact'
 			result $? "$desc: patched perf used an exact horizon ($rule)"
 			;;
@@ -333,6 +336,7 @@ if ! skip guest; then
 	cp "$patched_perf" "$payload/perf-patched"
 	cp "$snap/module/perfclock.ko" "$payload/"
 	cat > "$payload/perf.env" <<EOF
+NOMOD_SCENARIOS="msg:mono-nomod"
 SCENARIOS="light:device msg:device msg:mono stall:device"
 LOOPS=$GUEST_LOOPS
 STALLS=2

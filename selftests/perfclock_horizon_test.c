@@ -19,7 +19,8 @@
  *    PERFCLOCK_EXPECT_BARE_LATE=1 (the overcommitted guest, where vCPUs
  *    stall between stamping and committing a record) it must have
  *    delivered late records, so that this test shows what the grace
- *    period removes.
+ *    period removes: the run then goes on past PERFCLOCK_HORIZON_SECONDS
+ *    until it has, at most PERFCLOCK_HORIZON_MAX_SECONDS (30).
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -32,6 +33,7 @@
 
 #include "kselftest_harness.h"
 #include "perfclock_util.h"
+#include "perfclock_late.h"
 
 #define BELOW_CLOCK_ROUNDS	20
 #define PAGE_WAIT_SECONDS	10
@@ -290,124 +292,6 @@ TEST_F(horizon, clockid_horizons)
 
 /* ---- the guarantee on real rings ------------------------------------ */
 
-#define RING_PAGES	64
-#define SAMPLE_PERIOD_NS	100000	/* cpu-clock: 10 kHz per CPU */
-
-struct ring {
-	struct pc_comm_ring pr;
-	uint64_t records, lost;
-};
-
-/*
- * One ring per CPU: cpu-clock samples (hrtimer, hard irq) plus context
- * switch, task and comm records (side-band), all stamped by perf_clock().
- */
-static int ring_open(struct ring *r, int cpu)
-{
-	struct perf_event_attr attr;
-
-	memset(&attr, 0, sizeof(attr));
-	attr.type = PERF_TYPE_SOFTWARE;
-	attr.config = PERF_COUNT_SW_CPU_CLOCK;
-	attr.sample_period = SAMPLE_PERIOD_NS;
-	attr.sample_type = PERF_SAMPLE_TIME;
-	attr.sample_id_all = 1;
-	attr.context_switch = 1;
-	attr.task = 1;
-	attr.comm = 1;
-	return pc_ring_open(&r->pr, &attr, -1, cpu, RING_PAGES);
-}
-
-struct verdict {
-	const char *name;
-	uint64_t handed;	/* the largest horizon handed out so far */
-	uint64_t late, worst;
-};
-
-static void judge(struct verdict *v, uint64_t ts)
-{
-	if (ts < v->handed) {
-		v->late++;
-		if (v->handed - ts > v->worst)
-			v->worst = v->handed - ts;
-	}
-}
-
-/*
- * Drain a ring to the head loaded now (acquire: after the horizon was
- * handed out), judging each record against every verdict.
- */
-static int ring_drain(struct ring *r, struct verdict *v, int nv,
-		      uint64_t *records)
-{
-	struct perf_event_mmap_page *meta = r->pr.base;
-	const unsigned char *data = (const unsigned char *)r->pr.base +
-				    sysconf(_SC_PAGESIZE);
-	size_t size = r->pr.data_size;
-	uint64_t head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
-	uint64_t tail = meta->data_tail;
-	struct perf_event_header hdr;
-	uint64_t ts;
-	size_t i;
-	int k;
-
-	while (tail < head) {
-		for (i = 0; i < sizeof(hdr); i++)
-			((unsigned char *)&hdr)[i] = data[(tail + i) % size];
-		if (hdr.size < sizeof(hdr) + 8 || hdr.size % 8 ||
-		    tail + hdr.size > head)
-			return -EIO;
-		/* A sample's time comes first; the others' at the end. */
-		for (i = 0; i < 8; i++) {
-			size_t off = hdr.type == PERF_RECORD_SAMPLE ?
-				     sizeof(hdr) + i : hdr.size - 8 + i;
-
-			((unsigned char *)&ts)[i] = data[(tail + off) % size];
-		}
-		if (hdr.type == PERF_RECORD_LOST)
-			r->lost++;
-		for (k = 0; k < nv; k++)
-			judge(&v[k], ts);
-		r->records++;
-		(*records)++;
-		tail += hdr.size;
-	}
-	__atomic_store_n(&meta->data_tail, tail, __ATOMIC_RELEASE);
-	return 0;
-}
-
-/* The load: spinners and yielders on every CPU, and threads coming and going. */
-static atomic_int load_stop;
-
-static void *spin_thread(void *arg)
-{
-	volatile uint64_t x = 0;
-	int yield = (int)(intptr_t)arg;
-
-	while (!atomic_load_explicit(&load_stop, memory_order_relaxed)) {
-		for (int i = 0; i < 2000; i++)
-			x += i;
-		if (yield)
-			sched_yield();
-	}
-	return NULL;
-}
-
-static void *churn_thread(void *arg)
-{
-	(void)arg;
-	while (!atomic_load_explicit(&load_stop, memory_order_relaxed)) {
-		pid_t pid = fork();
-
-		if (!pid)
-			_exit(0);
-		if (pid > 0)
-			waitpid(pid, NULL, 0);
-		usleep(1000);
-	}
-	return NULL;
-}
-
 /*
  * The blocking ioctl waits a grace period (tens of ms in an overcommitted
  * guest): a thread of its own takes it back to back and publishes each
@@ -426,7 +310,7 @@ static void *ioctl_horizon_thread(void *arg)
 	struct perfclock_horizon h;
 	int err;
 
-	while (!atomic_load_explicit(&load_stop, memory_order_relaxed)) {
+	while (!atomic_load_explicit(&late_load_stop, memory_order_relaxed)) {
 		err = pc_horizon(ih->fd, PERFCLOCK_HORIZON_PERF_CLOCK, 0, &h);
 		if (err) {
 			atomic_store(&ih->err, err);
@@ -436,13 +320,6 @@ static void *ioctl_horizon_thread(void *arg)
 		atomic_fetch_add(&ih->count, 1);
 	}
 	return NULL;
-}
-
-static int env_int(const char *name, int def)
-{
-	const char *s = getenv(name);
-
-	return s && *s ? atoi(s) : def;
 }
 
 /*
@@ -457,55 +334,48 @@ static int env_int(const char *name, int def)
 TEST_F(horizon, no_record_below_a_handed_out_horizon)
 {
 	enum { PAGE, IOCTL, BARE, NV };
-	struct verdict v[NV] = {
+	struct late_verdict v[NV] = {
 		{ .name = "page horizon" },
 		{ .name = "ioctl horizon" },
 		{ .name = "bare clock read (no grace period)" },
 	};
-	uint64_t next[NV] = { 0 };
-	int seconds = env_int("PERFCLOCK_HORIZON_SECONDS", 5);
-	int expect_bare_late = env_int("PERFCLOCK_EXPECT_BARE_LATE", 0);
+	int seconds = late_env_int("PERFCLOCK_HORIZON_SECONDS", 5);
+	int max_seconds = late_env_int("PERFCLOCK_HORIZON_MAX_SECONDS", 30);
+	int expect_bare_late = late_env_int("PERFCLOCK_EXPECT_BARE_LATE", 0);
 	struct ioctl_horizons ih = { .fd = self->fd };
-	uint64_t end, records = 0, lost = 0, rounds = 0;
+	uint64_t start, records = 0, lost = 0, rounds = 0;
 	pthread_t threads[3 * CPU_SETSIZE];
-	struct ring rings[CPU_SETSIZE];
+	struct late_ring rings[CPU_SETSIZE];
 	struct page_horizon ph;
-	int i, k, nthreads = 0;
+	int i, k, nthreads;
 
 	for (i = 0; i < self->ncpus; i++)
-		ASSERT_EQ(0, ring_open(&rings[i], self->cpus[i]))
+		ASSERT_EQ(0, late_ring_open(&rings[i], self->cpus[i], -1))
 			TH_LOG("perf_event_open on cpu %d: %s", self->cpus[i],
 			       strerror(errno));
 
-	atomic_store(&load_stop, 0);
-	for (i = 0; i < self->ncpus; i++) {
-		ASSERT_EQ(0, pthread_create(&threads[nthreads++], NULL,
-					    spin_thread, (void *)0));
-		ASSERT_EQ(0, pthread_create(&threads[nthreads++], NULL,
-					    spin_thread, (void *)1));
-	}
-	ASSERT_EQ(0, pthread_create(&threads[nthreads++], NULL, churn_thread,
-				    NULL));
+	nthreads = late_load_start(threads, self->ncpus);
+	ASSERT_LT(0, nthreads);
 	ASSERT_EQ(0, pthread_create(&threads[nthreads++], NULL,
 				    ioctl_horizon_thread, &ih));
 
-	end = mono_ns() + (uint64_t)seconds * 1000000000ULL;
-	while (mono_ns() < end) {
+	/* PERFCLOCK_HORIZON_SECONDS, and on until the bare read was late. */
+	start = mono_ns();
+	while (!late_run_done(start, mono_ns(), seconds, max_seconds,
+			      expect_bare_late, v[BARE].late)) {
 		ASSERT_EQ(0, read_page_horizon(self->pg, &ph));
-		next[PAGE] = ph.flags & PERFCLOCK_PAGE_HORIZON_VALID ? ph.ns : 0;
-		next[IOCTL] = atomic_load(&ih.latest);
-		next[BARE] = pc_now(self->fd);
+		v[PAGE].next = ph.flags & PERFCLOCK_PAGE_HORIZON_VALID ? ph.ns : 0;
+		v[IOCTL].next = atomic_load(&ih.latest);
+		v[BARE].next = pc_now(self->fd);
 
 		for (i = 0; i < self->ncpus; i++)
-			ASSERT_EQ(0, ring_drain(&rings[i], v, NV, &records));
+			ASSERT_EQ(0, late_ring_drain(&rings[i], v, NV, &records));
 		/* Handed out before this round's drain: binding from now on. */
-		for (k = 0; k < NV; k++)
-			if (next[k] > v[k].handed)
-				v[k].handed = next[k];
+		late_bind(v, NV);
 		rounds++;
 	}
 
-	atomic_store(&load_stop, 1);
+	late_load_stop_all();
 	for (i = 0; i < nthreads; i++)
 		pthread_join(threads[i], NULL);
 	for (i = 0; i < self->ncpus; i++) {

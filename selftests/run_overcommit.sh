@@ -5,12 +5,19 @@
 # scripts/check.sh boots it once per clock regime) as /payload/run.sh.
 # There a vCPU is often descheduled between stamping a perf record and
 # committing it: the bare clock read at a round start must deliver late
-# records, and the horizon none (perfclock_horizon_test says why).
+# records, and the horizon none (perfclock_horizon_test says why) -- the
+# module's, and before the module is loaded the library's membarrier
+# horizon (perfclock_membarrier_test).
 
 cd /payload || exit 1
 . /lib/perfclock/guest-lib.sh
 echo "# regime: $PERFCLOCK_REGIME, $(nproc) CPUs (overcommitted), $(uname -r)"
 dmesg -c >/dev/null
+# First, with no module loaded: the library's membarrier horizon, and the
+# same with its barrier skipped, which this load must make late.
+echo "# === perfclock_membarrier_test (overcommitted, no module)"
+PERFCLOCK_EXPECT_BARE_LATE=1 PERFCLOCK_MB_SECONDS=${MB_SECONDS:-4} \
+	./perfclock_membarrier_test || rc=1
 if ! insmod /payload/perfclock.ko; then
 	result 1 "insmod perfclock.ko"
 	exit 1

@@ -32,6 +32,13 @@ struct perfclock {
 	const struct perfclock_page *page;	/* NULL if not mapped */
 	/* perf page backend: the caller's perf mmap page (time_zero). */
 	const struct perf_event_mmap_page *perf_page;
+	/*
+	 * perfclock_open(NULL) without the module: the perf page is that
+	 * of a dummy event of the library's own (own_perf_fd, mapped
+	 * own_perf_len bytes); -1 and 0 otherwise.
+	 */
+	int own_perf_fd;
+	size_t own_perf_len;
 	size_t page_len;
 	struct perfclock_info info;	/* device, as read at open */
 	/*

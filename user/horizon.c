@@ -68,9 +68,18 @@ static const struct horizon_backend *backend_of(const struct perfclock *clk)
 void perfclock__horizon_choose(struct perfclock *clk)
 {
 	pthread_mutex_init(&clk->hz_lock, NULL);
-	/* The module's, when it was attached and offers horizons. */
-	clk->hz = clk->hz_exact ? &perfclock__horizon_module :
-				 &perfclock__horizon_estimate;
+	/*
+	 * The best exact backend the clock can have: the module's, when it
+	 * was attached and offers horizons; else membarrier's, for a global
+	 * clock this library reads (not on nohz_full, not for REALTIME or
+	 * TAI); else the estimate.
+	 */
+	if (clk->hz_exact)
+		clk->hz = &perfclock__horizon_module;
+	else if (perfclock__horizon_membarrier_attach(clk) == 0)
+		clk->hz = &perfclock__horizon_membarrier;
+	else
+		clk->hz = &perfclock__horizon_estimate;
 	clk->hz_opened = clk->hz;
 	perfclock__estimate_follow_sets(clk);
 }
@@ -247,4 +256,18 @@ int perfclock__horizon_info(struct perfclock *clk,
 		return err;
 	info->horizon_age_ns = perfclock__sub_sat(now, h);
 	return 0;
+}
+
+PERFCLOCK_API const char *
+perfclock_horizon_name(const struct perfclock_clock_info *info)
+{
+	if (!info)
+		return "unknown";
+	if (!(info->flags & PERFCLOCK_CLOCK_HORIZON_EXACT))
+		return "estimate";
+	if (info->flags & PERFCLOCK_CLOCK_HORIZON_MEMBARRIER)
+		return "exact (membarrier)";
+	if (info->flags & PERFCLOCK_CLOCK_HORIZON_PAGE)
+		return "exact (module page)";
+	return "exact (module ioctl)";
 }

@@ -9,6 +9,9 @@
  *				(MEMORY ORDER), the choice of backend
  *	horizon_module.c	the module's: its page, else GET_HORIZON,
  *				with the module's generation
+ *	horizon_membarrier.c	no module, a global clock the library
+ *				reads: a read, then membarrier(GLOBAL)
+ *				twice, kept fresh by a helper thread
  *	horizon_estimate.c	no exact backend: read minus skew and
  *				in-flight allowance; REALTIME/TAI sets
  *
@@ -64,6 +67,14 @@ struct horizon_backend {
 
 extern const struct horizon_backend perfclock__horizon_module;
 extern const struct horizon_backend perfclock__horizon_estimate;
+extern const struct horizon_backend perfclock__horizon_membarrier;
+
+/*
+ * horizon_membarrier.c: can clk have the membarrier horizon (an eligible
+ * clock, the kernel's barrier)? 0 and its state in clk->hz_state, or
+ * -errno (-EOPNOTSUPP: not this clock; see perfclock_mb__available()).
+ */
+int perfclock__horizon_membarrier_attach(struct perfclock *clk);
 
 /*
  * horizon.c: pick clk->hz at open, release it at close; the horizon's

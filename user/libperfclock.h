@@ -30,8 +30,11 @@
  * perfclock_horizon() returned, so step 2 has drained it: no record below
  * H turns up in a later round, and the queue's output is in time order.
  * With the module that is exact (a grace period, no margin: see THE FLUSH
- * HORIZON in perfclock_ioctl.h); without it H is an estimate and
- * perfclock_get_info() says so.
+ * HORIZON in perfclock_ioctl.h); without it, for a clock that is one
+ * clock for all CPUs and that the library reads itself, it is exact too
+ * (grace periods asked for with membarrier(): MEMBARRIER HORIZON below);
+ * elsewhere H is an estimate. perfclock_get_info() says which, and
+ * perfclock_horizon_name() names it for a tool to print at start.
  *
  * The three parts:
  *
@@ -41,11 +44,13 @@
  *     - perf's own page: perfclock_open_perf_page(), the same clock read
  *       through perf's time_zero conversion of a perf ring the tool has
  *       mapped, when the kernel offers it (cap_user_time_zero): exact and
- *       syscall-free with no module; exact horizons need the module;
+ *       syscall-free with no module; exact horizons from the module, else
+ *       from membarrier;
  *     - clock_gettime: perfclock_open_clockid(CLOCK_MONOTONIC), the clock
  *       of events opened WITH attr.use_clockid = 1 and that clockid. It
  *       needs no module for reading; it takes its exact horizons from
- *       /dev/perfclock when there is one (Linux >= 4.1 for use_clockid).
+ *       /dev/perfclock when there is one, else from membarrier
+ *       (Linux >= 4.1 for use_clockid).
  *     perfclock_check_attr() says whether a clock is the one that stamps a
  *     given event, so a mismatch is an error instead of silent garbage.
  *
@@ -54,6 +59,131 @@
  *  3. struct perfclock_queue: mechanism only. Push events from many
  *     sources (one per ring); emit in time order everything below a time
  *     the caller gives (perfclock_queue_flush_until()).
+ *
+ * WHICH HORIZON a clock gets, chosen at open (horizon.c:
+ * perfclock__horizon_choose()), best first:
+ *  1. the module's (page, else blocking ioctl), when /dev/perfclock hands
+ *     out horizons: every clock, both sched_clock regimes;
+ *  2. membarrier's, without the module: perfclock_open_clockid() of
+ *     CLOCK_MONOTONIC, CLOCK_MONOTONIC_RAW, CLOCK_BOOTTIME, and
+ *     perfclock_open_perf_page() (perf offers time_zero only with a stable
+ *     sched_clock); needs MEMBARRIER_CMD_GLOBAL (not on nohz_full) and two
+ *     online CPUs;
+ *  3. the estimate: everything else (nohz_full; CLOCK_REALTIME and
+ *     CLOCK_TAI, which step when set; perf_clock() on an unstable
+ *     sched_clock without the module, which only the module can read on
+ *     every CPU).
+ * perfclock_open(NULL) without the module reads the same clock through
+ * perf's page of a dummy event of its own, where the kernel offers
+ * time_zero (backend PERFCLOCK_BACKEND_PERF_PAGE, membarrier's horizon);
+ * with an unstable sched_clock it fails with ENOENT: the module is needed
+ * for perf_clock(), or events with use_clockid = CLOCK_MONOTONIC. A tool
+ * prints which it got with perfclock_horizon_name(), as perf trace's
+ * "Flushed at:" line does.
+ *
+ * MEMBARRIER HORIZON (user/horizon_membarrier.c). H is a read of the
+ * clock, handed out only after two membarrier(MEMBARRIER_CMD_GLOBAL)
+ * calls made after the read. Why every record stamped below H is then in
+ * its ring (kernel file:function, read in 6.1 and mainline):
+ *  1. The barrier is a grace period: kernel/sched/membarrier.c:
+ *     sys_membarrier(), case MEMBARRIER_CMD_GLOBAL, calls
+ *     synchronize_rcu() when more than one CPU is online (trees before
+ *     the RCU flavour consolidation of 5.0 call synchronize_sched()
+ *     there; 5.10 to 6.0 were not read one by one). It returns -EINVAL
+ *     when tick_nohz_full_enabled(), and MEMBARRIER_CMD_QUERY then leaves
+ *     GLOBAL out of its mask: the library asks the query at open and
+ *     takes the estimate without it. With one CPU online the call returns
+ *     at once: the library requires two online CPUs at open (CPUs
+ *     unplugged down to one afterwards are not covered).
+ *  2. perf stamps a record and publishes the data_head that covers it
+ *     inside one RCU read-side critical section, and synchronize_rcu()
+ *     returns only after every section that began before it ended, its
+ *     stores visible: THE FLUSH HORIZON in module/perfclock_ioctl.h,
+ *     items 1-3 (the same records are covered, and the same are not:
+ *     PERF_RECORD_READ, deferred callchains).
+ *  3. A record stamped below H was stamped before H was read, when the
+ *     clock the library reads and the accessor perf stamps with agree
+ *     (below): its critical section began before the first barrier,
+ *     which waited for it.
+ * The clock the library reads and perf's accessor
+ * (kernel/events/core.c: perf_event_set_clock()):
+ *  - CLOCK_MONOTONIC: perf stamps with kernel/time/timekeeping.c:
+ *    ktime_get_mono_fast_ns(), a read of one of the two copies of
+ *    tk_fast_mono (update_fast_timekeeper(), a latch); the library calls
+ *    clock_gettime(): the vDSO's copy (lib/vdso/gettimeofday.c, written
+ *    by kernel/time/vsyscall.c: update_vsyscall()) or the system call
+ *    (kernel/time/posix-timers.c -> ktime_get_ts64(), tk_core under its
+ *    seqcount). Same data, same arithmetic, but not at the same moment:
+ *    timekeeping.c: timekeeping_update() writes the vDSO's copy BEFORE
+ *    the fast copies, and a fast reader meanwhile uses the old mult.
+ *    When NTP has just made the clock faster it stamps below what the
+ *    vDSO already returns (the backward step the kerneldoc of
+ *    ktime_get_mono_fast_ns() describes, seen from the other side). By
+ *    how much: the mult change (up to 500 ppm of frequency, MAXFREQ in
+ *    kernel/time/ntp.c, and 10% more with ADJ_TICK, timekeeping.c:
+ *    timekeeping_validate_timex()) times how long the update stays
+ *    between the two copies, which in a
+ *    VM is as long as the host deschedules that vCPU: no fixed margin
+ *    covers it. The SECOND barrier does, with no margin:
+ *    timekeeping_update() runs with irqs disabled under timekeeper_lock
+ *    (6.1) or tk_core.lock (mainline), taken irqsave by
+ *    timekeeping_advance() and the clock-setting paths: an RCU reader;
+ *    the update whose vDSO copy the library read had begun before the
+ *    read, so the first barrier returned only after its fast copies were
+ *    written; a record stamped from the old copy was stamped before
+ *    that, so its critical section began before the second barrier,
+ *    which waited for it. (A system-call read sees the new values only
+ *    after the whole update: no window.)
+ *  - CLOCK_MONOTONIC_RAW: ktime_get_raw_fast_ns(), tk_fast_raw, the same
+ *    latch; tkr_raw.mult is not NTP-adjusted, and a clocksource change
+ *    is covered by the second barrier as above.
+ *  - CLOCK_BOOTTIME: ktime_get_boottime_ns() -> ktime_get_with_offset(),
+ *    tk_core under its seqcount (the data the system call reads, and the
+ *    vDSO's copy written inside the same write section): no window.
+ *  - CLOCK_REALTIME, CLOCK_TAI: ktime_get_real_ns(),
+ *    ktime_get_clocktai_ns(), the same seqcount, but they step when the
+ *    clock is set (settimeofday(), ADJ_SETOFFSET, a leap second), and a
+ *    record stamped after a step back is below a read taken before it:
+ *    NOT exact this way; they keep the estimate without the module.
+ *  - perf_clock() through perf's page: arch/x86/events/core.c:
+ *    arch_perf_update_userpage() offers time_zero (cap_user_time_zero)
+ *    only if using_native_sched_clock() && sched_clock_stable(), with
+ *    time_zero = cyc2ns_offset + __sched_clock_offset and time_mult,
+ *    time_shift = cyc2ns_mul, cyc2ns_shift. perf stamps with
+ *    local_clock(): with a stable sched_clock, sched_clock() +
+ *    __sched_clock_offset (kernel/sched/clock.c: sched_clock_cpu() in
+ *    6.1, local_clock() in mainline), sched_clock() being
+ *    arch/x86/kernel/tsc.c: native_sched_clock() = cycles_2_ns(rdtsc())
+ *    = cyc2ns_offset + mul_u64_u32_shr(tsc, mul, shift). perf's formula,
+ *    which the library uses (quot * mult + ((rem * mult) >> shift)), is
+ *    that product exactly: the same clock, on every CPU. Caveats: (a)
+ *    the page is a copy, made when perf updates it
+ *    (perf_event_update_userpage()); a cyc2ns change (resume from
+ *    suspend) or a TSC found unstable reaches it only then (the library
+ *    checks cap_user_time_zero at every read, and the helper thread
+ *    stops with -EOPNOTSUPP when it goes). (b) The TSC read: the library
+ *    reads it ordered (lfence; rdtsc), native_sched_clock() with a
+ *    plain rdtsc, which the CPU may execute a little ahead of the
+ *    instructions before it, so a stamp can be earlier than its place in
+ *    the program by the CPU's out-of-order window (nanoseconds). It
+ *    would matter only if that window reached from before the library's
+ *    read to after a writer entered a critical section that the barrier
+ *    did not wait for; the module's own perf_clock() read has the same
+ *    exposure. Reasoned, not proven.
+ *  - perf_clock() on an unstable sched_clock: perf offers no time_zero,
+ *    local_clock() is per CPU (sched_clock_cpu()); only the module reads
+ *    it on every CPU. No module: the estimate.
+ * The helper thread: perfclock_horizon() never blocks but for its first
+ * call in a process (and the first after a fork(), whose child gets a
+ * new thread): that call proves one horizon on the caller's thread (two
+ * grace periods). Then the thread reads the clock, makes the barrier and
+ * publishes the read taken one barrier earlier, starting a barrier at
+ * most every millisecond: the horizon is two to three grace periods old.
+ * Its cost to the machine is a normal grace period per barrier (no IPI to
+ * an idle CPU; a kernel booted with rcupdate.rcu_expedited=1 makes
+ * synchronize_rcu() expedited, an IPI to every busy CPU). An error of the
+ * thread (its clock read, its barrier) is returned by perfclock_horizon()
+ * from then on: never a silent estimate. perfclock_close() stops it.
  */
 #ifndef LIBPERFCLOCK_H
 #define LIBPERFCLOCK_H
@@ -79,7 +209,13 @@ struct perf_event_attr;		/* <linux/perf_event.h> */
 /*
  * Open the module backend. path NULL means /dev/perfclock. Maps the clock
  * page when the device offers one of the known version (reads then fall
- * back to the ioctl only when the page cannot serve).
+ * back to the ioctl only when the page cannot serve). With path NULL and
+ * no /dev/perfclock (ENOENT), the same clock, local_clock(), through
+ * perf's user page of a dummy event the library opens on the calling
+ * thread and maps, when the kernel offers time_zero (a stable
+ * sched_clock): as perfclock_open_perf_page() of that page, with
+ * membarrier's exact horizon; closed by perfclock_close(). An explicit
+ * path is never replaced.
  * Errors (errno): those of open(2) (ENOENT: no device, module not loaded;
  * EACCES), ENOTTY: the file is not a perfclock device, EPROTO: a perfclock
  * module of another ABI version (perfclock_info::abi_version differs, or
@@ -94,7 +230,10 @@ struct perfclock *perfclock_open(const char *path);
  * CLOCK_MONOTONIC_RAW, CLOCK_BOOTTIME, CLOCK_REALTIME, CLOCK_TAI (the ones
  * perf accepts). It also opens /dev/perfclock, silently, and keeps it if
  * the module hands out horizons: perfclock_horizon() is then exact for
- * this clockid too. No module, or one without horizons, is not an error.
+ * this clockid too. No module, or one without horizons, is not an error:
+ * the horizon is then membarrier's, exact, for CLOCK_MONOTONIC,
+ * CLOCK_MONOTONIC_RAW and CLOCK_BOOTTIME (MEMBARRIER HORIZON above), the
+ * estimate for the others or where the kernel has no barrier.
  * Errors: EINVAL for any other clock, ENOMEM.
  */
 struct perfclock *perfclock_open_clockid(int clockid);
@@ -109,7 +248,8 @@ struct perfclock *perfclock_open_clockid(int clockid);
  * module is needed to read. pc must stay mapped until perfclock_close().
  * Like perfclock_open_clockid(), it opens /dev/perfclock silently and
  * keeps it if the module hands out horizons: perfclock_horizon() is then
- * exact; otherwise it is the estimate. perfclock_read_ioctl() is
+ * exact; otherwise it is membarrier's, exact too (MEMBARRIER HORIZON
+ * above), or the estimate where the kernel has no barrier. perfclock_read_ioctl() is
  * -EOPNOTSUPP; perfclock_read() and perfclock_read_lower_bound() return
  * -EOPNOTSUPP if the kernel withdraws cap_user_time_zero (an unstable TSC).
  * Errors: EINVAL (pc NULL), EOPNOTSUPP (no cap_user_time_zero: use the
@@ -139,15 +279,18 @@ void perfclock_close(struct perfclock *clk);
  * the restart and goes on. (A program written before generations existed
  * stops with an error instead of merging on a void horizon.)
  *
- * Exact (PERFCLOCK_CLOCK_HORIZON_EXACT in perfclock_get_info()) when the
+ * Exact (PERFCLOCK_CLOCK_HORIZON_EXACT in perfclock_get_info()) from
+ * membarrier (PERFCLOCK_CLOCK_HORIZON_MEMBARRIER: no system call, the
+ * helper thread's newest; the first call in a process blocks for two
+ * grace periods, once; see MEMBARRIER HORIZON above), or when the
  * module hands out horizons:
  *  - from the page, no system call: the newest horizon the module has
  *    proven, about one RCU grace period old (perfclock_page_horizon());
  *  - else PERFCLOCK_IOC_GET_HORIZON, which BLOCKS for a normal grace
  *    period (microseconds to a few milliseconds on an idle machine, tens
  *    of ms or more in an overcommitted VM).
- * Otherwise (no module for a clockid clock; a module without horizons) an
- * ESTIMATE, never exact: an exact read of the clock minus the module's
+ * Otherwise (no module and no membarrier horizon for this clock, see
+ * WHICH HORIZON above) an ESTIMATE, never exact: an exact read of the clock minus the module's
  * skew estimate minus an in-flight allowance, the larger of
  * PERFCLOCK_HORIZON_ESTIMATE_INFLIGHT_NS and the CPU stall the module has
  * measured (perfclock_clock_info::inflight_estimate_ns). A record whose
@@ -196,9 +339,13 @@ int perfclock_horizon_gen(struct perfclock *clk, uint64_t *ns, uint32_t *gen);
  * A fresh exact horizon now: the module reads the clock, waits for a grace
  * period and returns it (PERFCLOCK_IOC_GET_HORIZON); BLOCKS for that grace
  * period. For a tool that wants the newest horizon at once (the end of a
- * stream, say) rather than the page's, about a grace period old.
- * Errors: -EOPNOTSUPP without a module that hands out horizons (a clockid
- * clock without /dev/perfclock, an older module), -EPERM (expedited,
+ * stream, say) rather than the page's, about a grace period old. With
+ * the membarrier horizon: a read of the clock and two barriers on the
+ * caller's thread (BLOCKS for two grace periods); EXPEDITED is
+ * -EOPNOTSUPP there (user space cannot ask for an expedited grace
+ * period).
+ * Errors: -EOPNOTSUPP with an estimated horizon (no module and no
+ * membarrier for this clock, an older module), -EPERM (expedited,
  * unprivileged), -EINVAL (unknown flags), -EINTR, -ESTALE as
  * perfclock_horizon() (a restart not yet taken by perfclock_horizon_gen()).
  */
@@ -257,8 +404,9 @@ enum perfclock_backend {
  */
 #define PERFCLOCK_CLOCK_SETTABLE	(1U << 3)
 /*
- * perfclock_horizon() is exact: the module proves it. Without this flag
- * it returns an estimate (inflight_estimate_ns says with what margin).
+ * perfclock_horizon() is exact: the module or membarrier proves it.
+ * Without this flag it returns an estimate (inflight_estimate_ns says
+ * with what margin).
  */
 #define PERFCLOCK_CLOCK_HORIZON_EXACT	(1U << 4)
 /* perfclock_horizon() reads the page right now (no system call). */
@@ -278,6 +426,12 @@ enum perfclock_backend {
  * host keeps it; nothing in the guest can detect a host that does not.
  */
 #define PERFCLOCK_CLOCK_HORIZON_HOST_PROMISE	(1U << 6)
+
+/*
+ * The exact horizon comes from membarrier(MEMBARRIER_CMD_GLOBAL), not
+ * from the module (MEMBARRIER HORIZON above): set with HORIZON_EXACT.
+ */
+#define PERFCLOCK_CLOCK_HORIZON_MEMBARRIER	(1U << 7)
 
 struct perfclock_clock_info {
 	uint32_t backend;		/* enum perfclock_backend */
@@ -324,6 +478,13 @@ struct perfclock_clock_info {
  */
 int perfclock_get_info(struct perfclock *clk,
 		       struct perfclock_clock_info *info);
+
+/*
+ * What perfclock_horizon() is, from info's flags, for a tool to print at
+ * start: "exact (module page)", "exact (module ioctl)", "exact
+ * (membarrier)" or "estimate". A static string. (PERFCLOCK_0.3)
+ */
+const char *perfclock_horizon_name(const struct perfclock_clock_info *info);
 
 /*
  * Is clk the clock that stamps records of an event opened with attr, and

@@ -6,6 +6,9 @@
 # runs, in this boot's clock regime. Prints tables; asserts nothing.
 cd /payload || exit 1
 regime=$PERFCLOCK_REGIME	# settled by the guest's /init
+# The library's membarrier horizon first, while no module is loaded: the
+# same figures as the module's horizon below, in the same boot.
+./bench_membarrier $regime 5
 insmod perfclock.ko || exit 1
 ./perfclock_bench $regime
 # The horizon: barrier cost, page age, interrupts it costs; then again

@@ -15,7 +15,8 @@
 #
 # /payload holds perf-stock and perf-patched (static builds of the same
 # tarball, the first with the series' stock-semantics patches only),
-# perfclock.ko, and perf.env (SCENARIOS, LOOPS, STALLS, RUN_TIMEOUT).
+# perfclock.ko, and perf.env (NOMOD_SCENARIOS, run before insmod,
+# SCENARIOS, LOOPS, STALLS, RUN_TIMEOUT).
 #
 # On the host (check-perf.sh runs it there too) PERF_HOST=1 and the
 # environment gives PERF_STOCK, PERF_PATCHED, PERF_DIR (scratch),
@@ -23,7 +24,9 @@
 # scenario's load command, instead of perf bench); no module is loaded.
 #
 # Scenarios (backend: device = --perfclock, events in perf's clock;
-# mono = -k mono for both builds, libperfclock's clockid backend):
+# mono = -k mono for both builds, libperfclock's clockid backend, the
+# module loaded; mono-nomod = the same before the module is loaded
+# (NOMOD_SCENARIOS in perf.env): libperfclock's membarrier horizon):
 #   msg    perf bench sched messaging under perf trace -a --sort-events
 #   stall  the same load in the background while perf trace is stopped
 #          with SIGSTOP for 2 s, STALLS times
@@ -38,12 +41,6 @@ else
 	. ./perf.env
 	PERF_STOCK=./perf-stock PERF_PATCHED=./perf-patched tmp=/tmp
 	echo "# perf guest: $(uname -r), $(nproc) CPUs, regime $PERFCLOCK_REGIME"
-	if ! insmod ./perfclock.ko; then
-		echo "not ok - insmod perfclock.ko"
-		exit 1
-	fi
-	echo "ok - insmod perfclock.ko"
-	dmesg | grep 'perfclock:' | tail -n 2 | sed 's/^/# /'
 fi
 
 # run BUILD SCENARIO BACKEND: one perf trace session; its exit lines
@@ -55,7 +52,7 @@ run() {
 	opts="-a --sort-events -o /dev/null"
 	case $backend in
 	device) [ "$build" = patched ] && opts="$opts --perfclock" ;;
-	mono)   opts="$opts -k mono" ;;
+	mono|mono-nomod) opts="$opts -k mono" ;;
 	esac
 	err=$tmp/$build-$scenario-$backend.err
 	case $scenario in
@@ -117,6 +114,22 @@ run() {
 	[ -n "$rule" ] && echo "PERFRULE scenario=$scenario backend=$backend build=$build $rule"
 	grep -v '^Sorted events:\|^Flushed at:\|^$' "$err" | head -n 5 | sed 's/^/# perf: /'
 }
+
+if [ "${PERF_HOST:-0}" != 1 ]; then
+	# No module yet: -k mono's horizon is libperfclock's membarrier one
+	# (backend mono-nomod), exact without the module.
+	for s in ${NOMOD_SCENARIOS:-}; do
+		for build in stock patched; do
+			run $build "${s%:*}" "${s#*:}"
+		done
+	done
+	if ! insmod ./perfclock.ko; then
+		echo "not ok - insmod perfclock.ko"
+		exit 1
+	fi
+	echo "ok - insmod perfclock.ko"
+	dmesg | grep 'perfclock:' | tail -n 2 | sed 's/^/# /'
+fi
 
 for s in $SCENARIOS; do
 	scenario=${s%:*} backend=${s#*:}

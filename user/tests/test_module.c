@@ -42,6 +42,7 @@
 #include <linux/perf_event.h>
 
 #include "libperfclock.h"
+#include "horizon_membarrier.h"
 #include "tap.h"
 
 #define BRACKETS	200
@@ -305,13 +306,12 @@ static void test_horizon_of(struct perfclock *c, const char *name,
 	err = perfclock_get_info(c, &ci);
 	if (expect_exact)
 		tap_ok(!err && (ci.flags & PERFCLOCK_CLOCK_HORIZON_EXACT),
-		       "%s: horizon: exact (the module hands out horizons; %s)",
-		       name, (ci.flags & PERFCLOCK_CLOCK_HORIZON_PAGE) ?
-		       "from the page" : "through the ioctl");
+		       "%s: horizon: exact (%s)", name,
+		       perfclock_horizon_name(&ci));
 	else
 		tap_ok(!err && !(ci.flags & PERFCLOCK_CLOCK_HORIZON_EXACT) &&
 		       ci.inflight_estimate_ns >= PERFCLOCK_HORIZON_ESTIMATE_INFLIGHT_NS,
-		       "%s: horizon: no module here: flagged as an estimate (allowance %llu ns)",
+		       "%s: horizon: no module, no membarrier here: flagged as an estimate (allowance %llu ns)",
 		       name, (unsigned long long)ci.inflight_estimate_ns);
 	tap_diag("%s: horizon age %llu ns (%s)", name,
 		 (unsigned long long)ci.horizon_age_ns,
@@ -344,7 +344,12 @@ static void test_horizon_of(struct perfclock *c, const char *name,
 	       name, (unsigned long long)prev, (unsigned long long)h,
 	       (unsigned long long)v);
 	err = perfclock_horizon_sync(c, PERFCLOCK_HORIZON_SYNC_EXPEDITED, &h);
-	if (geteuid() == 0)
+	/* membarrier's: user space has no expedited grace period. */
+	if (ci.flags & PERFCLOCK_CLOCK_HORIZON_MEMBARRIER)
+		tap_ok(err == -EOPNOTSUPP,
+		       "%s: horizon_sync: expedited is -EOPNOTSUPP with membarrier's horizon (%d)",
+		       name, err);
+	else if (geteuid() == 0)
 		tap_ok(!err, "%s: horizon_sync: expedited as root (%d)", name,
 		       err);
 	else
@@ -533,11 +538,15 @@ int main(int argc, char **argv)
 		{
 			struct stat st;
 			int dev = stat(PERFCLOCK_DEFAULT_PATH, &st) == 0;
+			/* Without the module: membarrier's, where the kernel has it. */
+			int mb = perfclock_mb__available() == 0;
 
 			if (dev)
 				tap_diag("clockid: %s exists: its horizons are expected exact",
 					 PERFCLOCK_DEFAULT_PATH);
-			test_horizon_of(clk, who, dev);
+			else if (mb)
+				tap_diag("clockid: no module, membarrier: its horizons are expected exact");
+			test_horizon_of(clk, who, dev || mb);
 		}
 		test_horizon_record();
 		perfclock_close(clk);

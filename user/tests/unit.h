@@ -11,6 +11,9 @@ void test_horizon_estimate(void);
 void test_attr_hw_time(void);
 void test_settable_estimate(void);
 
+/* unit_membarrier.c */
+void test_membarrier(void);
+
 /* unit_ring.c */
 void test_ring_basic(void);
 void test_ring_corrupt(void);

@@ -18,6 +18,7 @@
 
 #include "libperfclock.h"
 #include "perfclock_page.h"
+#include "horizon_membarrier.h"
 #include "tap.h"
 #include "internal.h"
 #include "unit.h"
@@ -41,11 +42,22 @@ void test_open_errors(void)
 		tap_skip("clock: open(NULL) without the module # SKIP %s exists",
 			 PERFCLOCK_DEFAULT_PATH);
 	} else {
+		struct perfclock_clock_info info;
+
 		errno = 0;
 		c = perfclock_open(NULL);
-		tap_ok(!c && errno == ENOENT,
-		       "clock: open(NULL) without the module fails with ENOENT (errno %d)",
-		       errno);
+		/* perf_clock through perf's page, where the kernel offers it. */
+		if (c)
+			tap_ok(perfclock_get_info(c, &info) == 0 &&
+			       info.backend == PERFCLOCK_BACKEND_PERF_PAGE &&
+			       (info.flags & PERFCLOCK_CLOCK_HORIZON_EXACT),
+			       "clock: open(NULL) without the module: perf's own page (time_zero), exact horizon (%s)",
+			       perfclock_horizon_name(&info));
+		else
+			tap_ok(errno == ENOENT,
+			       "clock: open(NULL) without the module and without perf's time_zero fails with ENOENT (errno %d)",
+			       errno);
+		perfclock_close(c);
 	}
 
 	{
@@ -284,7 +296,11 @@ void test_horizon_estimate(void)
 			 PERFCLOCK_DEFAULT_PATH);
 		return;
 	}
+	/* The estimate's path: as on a kernel without membarrier. */
+	perfclock_mb__test_set_mode(PERFCLOCK_MB_TEST_UNAVAILABLE);
 	c = perfclock_open_clockid(CLOCK_MONOTONIC);
+	if (!getenv("PERFCLOCK_TEST_NO_MEMBARRIER"))
+		perfclock_mb__test_set_mode(PERFCLOCK_MB_TEST_NORMAL);
 	if (!tap_ok(c != NULL, "horizon: clockid clock opens without the module"))
 		return;
 	before = mono_ns(CLOCK_MONOTONIC);
@@ -303,7 +319,7 @@ void test_horizon_estimate(void)
 	       (unsigned long long)info.horizon_age_ns);
 	tap_ok(perfclock_horizon_sync(c, 0, &v) == -EOPNOTSUPP &&
 	       perfclock_horizon_sync(c, PERFCLOCK_HORIZON_SYNC_EXPEDITED, &v) == -EOPNOTSUPP,
-	       "horizon: horizon_sync without the module is -EOPNOTSUPP");
+	       "horizon: horizon_sync with the estimate is -EOPNOTSUPP");
 	tap_ok(perfclock_horizon_sync(c, 0x80, &v) == -EINVAL &&
 	       perfclock_horizon(NULL, &v) == -EINVAL &&
 	       perfclock_horizon(c, NULL) == -EINVAL,

@@ -1,0 +1,389 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The membarrier horizon: an exact flush horizon without the module, for
+ * a clock the tool can read itself (clock_gettime() of a use_clockid
+ * clock, perf_clock() through perf's own user page). A horizon is a
+ * clock read followed by two membarrier(MEMBARRIER_CMD_GLOBAL) calls,
+ * each a synchronize_rcu(); why that is exact, and why two: MEMBARRIER
+ * HORIZON in libperfclock.h.
+ *
+ * A helper thread keeps it fresh so that perfclock_horizon() never
+ * blocks: it reads the clock, makes the barrier, and publishes the read
+ * taken one barrier earlier (which now has two barriers after it), at
+ * most once per PERFCLOCK_MB_PERIOD_NS. Shared state is atomics only (no
+ * lock a fork() could copy while held). After fork() the child has no
+ * helper thread: pthread_atfork() bumps a generation, and the next
+ * horizon in the child starts a new one.
+ *
+ * The engine (perfclock_mb__*, horizon_membarrier.h) knows nothing of
+ * struct perfclock; the backend at the end of this file plugs it into
+ * the horizon interface (horizon_internal.h).
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <linux/membarrier.h>
+
+#include "horizon_internal.h"
+#include "horizon_membarrier.h"
+
+/* The helper thread starts a barrier at most this often. */
+#define PERFCLOCK_MB_PERIOD_NS	1000000ULL	/* 1 ms */
+
+enum { MB_STOPPED, MB_STARTING, MB_RUNNING };
+
+struct perfclock_mb {
+	perfclock_mb_read_fn read;
+	void *arg;
+	int skip_barrier;		/* test only, fixed at creation */
+	pthread_t thread;
+	/*
+	 * atomics. run: the fork generation the thread was started in,
+	 * shifted left by 2, with its MB_* state in the low bits: one word,
+	 * so that two callers racing to start it cannot both win.
+	 */
+	uint64_t run;
+	int stop;
+	int err;			/* the thread's -errno, sticky */
+	uint64_t latest;		/* newest proven horizon, 0: none */
+	uint64_t barriers, proven, last_wait_ns, max_wait_ns;
+};
+
+static int test_mode;			/* enum perfclock_mb_test_mode */
+static unsigned int fork_gen;		/* bumped in every fork() child */
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+
+static void atfork_child(void)
+{
+	__atomic_add_fetch(&fork_gen, 1, __ATOMIC_RELAXED);
+}
+
+static void atfork_register(void)
+{
+	pthread_atfork(NULL, NULL, atfork_child);
+}
+
+void perfclock_mb__test_set_mode(enum perfclock_mb_test_mode mode)
+{
+	__atomic_store_n(&test_mode, (int)mode, __ATOMIC_RELAXED);
+}
+
+static long sys_membarrier(int cmd)
+{
+	return syscall(SYS_membarrier, cmd, 0, 0);
+}
+
+int perfclock_mb__available(void)
+{
+	long mask;
+
+	if (__atomic_load_n(&test_mode, __ATOMIC_RELAXED) ==
+	    PERFCLOCK_MB_TEST_UNAVAILABLE)
+		return -EOPNOTSUPP;
+	mask = sys_membarrier(MEMBARRIER_CMD_QUERY);
+	if (mask < 0)
+		return -errno;
+	/* kernel/sched/membarrier.c: nohz_full drops GLOBAL from the query. */
+	if (!(mask & MEMBARRIER_CMD_GLOBAL))
+		return -EINVAL;
+	/* With one CPU online the kernel skips synchronize_rcu(). */
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+		return -EOPNOTSUPP;
+	return 0;
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static void max_store(uint64_t *p, uint64_t v)
+{
+	uint64_t old = __atomic_load_n(p, __ATOMIC_RELAXED);
+
+	while (v > old &&
+	       !__atomic_compare_exchange_n(p, &old, v, 1, __ATOMIC_RELEASE,
+					    __ATOMIC_RELAXED))
+		;
+}
+
+/* One grace period: membarrier(MEMBARRIER_CMD_GLOBAL). 0 or -errno. */
+static int barrier(struct perfclock_mb *mb)
+{
+	uint64_t t0, dt;
+	long r = 0;
+
+	if (mb->skip_barrier)
+		return 0;
+	t0 = mono_ns();
+	r = sys_membarrier(MEMBARRIER_CMD_GLOBAL);
+	if (r < 0)
+		return -errno;
+	dt = mono_ns() - t0;
+	__atomic_add_fetch(&mb->barriers, 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&mb->last_wait_ns, dt, __ATOMIC_RELAXED);
+	max_store(&mb->max_wait_ns, dt);
+	return 0;
+}
+
+static void fail(struct perfclock_mb *mb, int err)
+{
+	int zero = 0;
+
+	__atomic_compare_exchange_n(&mb->err, &zero, err, 0, __ATOMIC_RELEASE,
+				    __ATOMIC_RELAXED);
+}
+
+static void *mb_thread(void *arg)
+{
+	struct perfclock_mb *mb = arg;
+	uint64_t prev = 0, t, start;
+	struct timespec ts;
+	int have_prev = 0, err;
+
+	while (!__atomic_load_n(&mb->stop, __ATOMIC_RELAXED)) {
+		start = mono_ns();
+		err = mb->read(mb->arg, &t);
+		/* A seq-counted page that stayed busy: try again next period. */
+		if (err == -EAGAIN)
+			goto next;
+		if (!err)
+			err = barrier(mb);
+		if (err) {
+			fail(mb, err);
+			break;
+		}
+		/* prev now has two barriers after its read: proven. */
+		if (have_prev) {
+			max_store(&mb->latest, prev);
+			__atomic_add_fetch(&mb->proven, 1, __ATOMIC_RELAXED);
+		}
+		prev = t;
+		have_prev = 1;
+next:
+		t = mono_ns() - start;
+		if (t < PERFCLOCK_MB_PERIOD_NS) {
+			ts.tv_sec = 0;
+			ts.tv_nsec = (long)(PERFCLOCK_MB_PERIOD_NS - t);
+			nanosleep(&ts, NULL);
+		}
+	}
+	return NULL;
+}
+
+struct perfclock_mb *perfclock_mb__new(perfclock_mb_read_fn read, void *arg)
+{
+	struct perfclock_mb *mb = calloc(1, sizeof(*mb));
+
+	if (!mb)
+		return NULL;
+	mb->read = read;
+	mb->arg = arg;
+	mb->skip_barrier = __atomic_load_n(&test_mode, __ATOMIC_RELAXED) ==
+			   PERFCLOCK_MB_TEST_SKIP_BARRIER;
+	pthread_once(&atfork_once, atfork_register);
+	mb->run = (uint64_t)__atomic_load_n(&fork_gen, __ATOMIC_RELAXED) << 2 |
+		  MB_STOPPED;
+	return mb;
+}
+
+/*
+ * Is the helper thread running in this process? A thread started before
+ * a fork() does not exist in the child: the generation tells.
+ */
+static int thread_state(const struct perfclock_mb *mb)
+{
+	uint64_t run = __atomic_load_n(&mb->run, __ATOMIC_ACQUIRE);
+
+	if ((run >> 2) != __atomic_load_n(&fork_gen, __ATOMIC_RELAXED))
+		return MB_STOPPED;
+	return (int)(run & 3);
+}
+
+/* Start the helper thread once per process; of racing callers one wins. */
+static int thread_start(struct perfclock_mb *mb)
+{
+	uint64_t gen = __atomic_load_n(&fork_gen, __ATOMIC_RELAXED);
+	uint64_t run = __atomic_load_n(&mb->run, __ATOMIC_ACQUIRE);
+	int err;
+
+	if ((run >> 2) == gen && (run & 3) != MB_STOPPED)
+		return 0;
+	if (!__atomic_compare_exchange_n(&mb->run, &run,
+					 gen << 2 | MB_STARTING, 0,
+					 __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+		return 0;
+	__atomic_store_n(&mb->stop, 0, __ATOMIC_RELAXED);
+	err = pthread_create(&mb->thread, NULL, mb_thread, mb);
+	if (err) {
+		__atomic_store_n(&mb->run, gen << 2 | MB_STOPPED,
+				 __ATOMIC_RELEASE);
+		return -err;
+	}
+	__atomic_store_n(&mb->run, gen << 2 | MB_RUNNING, __ATOMIC_RELEASE);
+	return 0;
+}
+
+int perfclock_mb__sync(struct perfclock_mb *mb, uint64_t *ns)
+{
+	uint64_t t;
+	int err;
+
+	err = mb->read(mb->arg, &t);
+	if (err)
+		return err;
+	err = barrier(mb);
+	if (!err)
+		err = barrier(mb);
+	if (err)
+		return err;
+	max_store(&mb->latest, t);
+	*ns = t;
+	return 0;
+}
+
+int perfclock_mb__horizon(struct perfclock_mb *mb, uint64_t *ns)
+{
+	uint64_t h;
+	int err;
+
+	err = __atomic_load_n(&mb->err, __ATOMIC_ACQUIRE);
+	if (err)
+		return err;
+	/* Test only: the bare read at the call, no barrier at all. */
+	if (mb->skip_barrier)
+		return mb->read(mb->arg, ns);
+	if (thread_state(mb) == MB_STOPPED) {
+		err = thread_start(mb);
+		if (err)
+			return err;
+	}
+	h = __atomic_load_n(&mb->latest, __ATOMIC_ACQUIRE);
+	if (h) {
+		*ns = h;
+		return 0;
+	}
+	/* Nothing proven yet: prove one here, once. */
+	return perfclock_mb__sync(mb, ns);
+}
+
+void perfclock_mb__get_stats(const struct perfclock_mb *mb,
+			     struct perfclock_mb_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->barriers = __atomic_load_n(&mb->barriers, __ATOMIC_RELAXED);
+	st->proven = __atomic_load_n(&mb->proven, __ATOMIC_RELAXED);
+	st->last_wait_ns = __atomic_load_n(&mb->last_wait_ns, __ATOMIC_RELAXED);
+	st->max_wait_ns = __atomic_load_n(&mb->max_wait_ns, __ATOMIC_RELAXED);
+	st->running = thread_state(mb) == MB_RUNNING;
+	st->err = __atomic_load_n(&mb->err, __ATOMIC_RELAXED);
+}
+
+void perfclock_mb__free(struct perfclock_mb *mb)
+{
+	if (!mb)
+		return;
+	/* Only a thread of this process can be joined. */
+	if (thread_state(mb) == MB_RUNNING) {
+		__atomic_store_n(&mb->stop, 1, __ATOMIC_RELAXED);
+		pthread_join(mb->thread, NULL);
+	}
+	free(mb);
+}
+
+/* ---- the backend (horizon_internal.h) ---- */
+
+/*
+ * The clocks the membarrier horizon is exact for (MEMBARRIER HORIZON in
+ * libperfclock.h): one clock for every CPU that never steps back, read
+ * by this library. Not REALTIME and TAI (they step when set), not the
+ * module's clock (the module is the better backend there).
+ */
+static int clock_eligible(const struct perfclock *clk)
+{
+	if (clk->backend == PERFCLOCK_BACKEND_PERF_PAGE)
+		return 1;	/* time_zero: a stable sched_clock */
+	if (clk->backend != PERFCLOCK_BACKEND_CLOCKID)
+		return 0;
+	return clk->clockid == CLOCK_MONOTONIC ||
+	       clk->clockid == CLOCK_MONOTONIC_RAW ||
+	       clk->clockid == CLOCK_BOOTTIME;
+}
+
+static int mb_read(void *arg, uint64_t *ns)
+{
+	return perfclock_read(arg, ns);
+}
+
+int perfclock__horizon_membarrier_attach(struct perfclock *clk)
+{
+	int err;
+
+	if (!clock_eligible(clk))
+		return -EOPNOTSUPP;
+	err = perfclock_mb__available();
+	if (err)
+		return err;
+	clk->hz_state = perfclock_mb__new(mb_read, clk);
+	return clk->hz_state ? 0 : -ENOMEM;
+}
+
+/*
+ * *gen is left as horizon.c set it: the clocks served here are one
+ * clock that never steps back (REALTIME and TAI are not served), so its
+ * horizons never restart. perf's page losing time_zero (sched_clock
+ * turned unstable) is not a restart but an error: the read fails with
+ * -EOPNOTSUPP from then on.
+ */
+static int membarrier_horizon(struct perfclock *clk, uint64_t *ns,
+			      uint32_t *gen)
+{
+	(void)gen;
+	return perfclock_mb__horizon(clk->hz_state, ns);
+}
+
+static int membarrier_sync(struct perfclock *clk, uint32_t flags,
+			   uint64_t *ns, uint32_t *gen)
+{
+	(void)gen;
+	/* User space has no expedited grace period to ask for. */
+	if (flags & PERFCLOCK_HORIZON_SYNC_EXPEDITED)
+		return -EOPNOTSUPP;
+	return perfclock_mb__sync(clk->hz_state, ns);
+}
+
+static int membarrier_is_exact(const struct perfclock *clk)
+{
+	(void)clk;
+	return 1;
+}
+
+static void membarrier_info(struct perfclock *clk,
+			    struct perfclock_clock_info *info)
+{
+	(void)clk;
+	info->flags |= PERFCLOCK_CLOCK_HORIZON_MEMBARRIER;
+}
+
+static void membarrier_close(struct perfclock *clk)
+{
+	perfclock_mb__free(clk->hz_state);
+	clk->hz_state = NULL;
+}
+
+const struct horizon_backend perfclock__horizon_membarrier = {
+	.name = "membarrier",
+	.horizon = membarrier_horizon,
+	.sync = membarrier_sync,
+	.is_exact = membarrier_is_exact,
+	.info = membarrier_info,
+	.close = membarrier_close,
+};
