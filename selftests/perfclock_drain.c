@@ -469,11 +469,12 @@ int main(int argc, char **argv)
 		return 2;
 	par.lat = calloc(LAT_SAMPLES, sizeof(uint64_t));
 	rr.lat = calloc(LAT_SAMPLES, sizeof(uint64_t));
-	load = load_start(nload, cpus, ncpus);
+	load = load_start(nload, cpus, ncpus, 0, LOAD_SB_NONE);
 	if (!par.lat || !rr.lat || !load) {
 		fprintf(stderr, "perfclock_drain: cannot start: %s\n", strerror(errno));
 		return 2;
 	}
+	load_go(load);
 	printf("# clock %s, %d CPUs, %d load threads, skew estimate %llu ns, horizon %s (age %llu ns%s), %.1f s per mode\n",
 	       clock_name, ncpus, nload, (unsigned long long)info.skew_estimate_ns,
 	       (info.flags & PERFCLOCK_CLOCK_HORIZON_EXACT) ? "exact" : "ESTIMATED",
