@@ -482,7 +482,7 @@ int perfclock_get_info(struct perfclock *clk,
 /*
  * What perfclock_horizon() is, from info's flags, for a tool to print at
  * start: "exact (module page)", "exact (module ioctl)", "exact
- * (membarrier)" or "estimate". A static string. (PERFCLOCK_0.3)
+ * (membarrier)" or "estimate". A static string. (PERFCLOCK_0.2.1)
  */
 const char *perfclock_horizon_name(const struct perfclock_clock_info *info);
 
