@@ -32,112 +32,19 @@
 #include "libperfclock.h"
 #include "horizon_membarrier.h"
 #include "clock_internal.h"
+#include "../bench_util.h"
 
-#define MAX_CPUS	64
 #define MAX_SAMPLES	200000
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static uint64_t pct(uint64_t *v, size_t n, int p)
-{
-	if (!n)
-		return 0;
-	qsort(v, n, sizeof(*v), cmp_u64);
-	return v[(n - 1) * p / 100];
-}
-
-/* ---- load: one spinner per CPU ---- */
-
-static atomic_int spin_stop;
-static int ncpus;
-static pthread_t spinners[MAX_CPUS];
-
-static void *spinner(void *arg)
-{
-	volatile uint64_t x = 0;
-
-	(void)arg;
-	while (!atomic_load_explicit(&spin_stop, memory_order_relaxed))
-		x++;
-	return NULL;
-}
-
-static void load_start(void)
-{
-	atomic_store(&spin_stop, 0);
-	for (int i = 0; i < ncpus; i++)
-		pthread_create(&spinners[i], NULL, spinner, NULL);
-}
-
-static void load_stop(void)
-{
-	atomic_store(&spin_stop, 1);
-	for (int i = 0; i < ncpus; i++)
-		pthread_join(spinners[i], NULL);
-}
-
-/* ---- interrupts per CPU from /proc/interrupts ---- */
-
-struct irqs {
-	uint64_t cal[MAX_CPUS], res[MAX_CPUS], loc[MAX_CPUS];
-};
-
-static void read_irqs(struct irqs *s)
-{
-	char line[4096], name[32];
-	FILE *f = fopen("/proc/interrupts", "r");
-
-	memset(s, 0, sizeof(*s));
-	if (!f)
-		return;
-	while (fgets(line, sizeof(line), f)) {
-		uint64_t *row = NULL;
-		char *p, *end;
-		int cpu;
-
-		if (sscanf(line, " %31[^:]:", name) != 1)
-			continue;
-		if (!strcmp(name, "CAL"))
-			row = s->cal;
-		else if (!strcmp(name, "RES"))
-			row = s->res;
-		else if (!strcmp(name, "LOC"))
-			row = s->loc;
-		if (!row)
-			continue;
-		p = strchr(line, ':') + 1;
-		for (cpu = 0; cpu < ncpus; cpu++) {
-			row[cpu] = strtoull(p, &end, 10);
-			if (end == p)
-				break;
-			p = end;
-		}
-	}
-	fclose(f);
-}
 
 static void measure_irqs(const char *what, int seconds)
 {
 	double cal = 0, res = 0, loc_max = 0, loc_sum = 0;
-	struct irqs a, b;
+	struct irq_rows a, b;
 
 	usleep(200000);
-	read_irqs(&a);
+	read_irq_rows(&a);
 	sleep(seconds);
-	read_irqs(&b);
+	read_irq_rows(&b);
 	for (int i = 0; i < ncpus; i++) {
 		double loc = (b.loc[i] - a.loc[i]) / (double)seconds;
 
