@@ -156,6 +156,17 @@
  *    the step below it. Nothing in the kernel notifies a module of either
  *    step as it happens.
  *  - sched_clock turning unstable is detected on x86 only (below).
+ *  - A module loaded after the TSC was marked unstable at run time but
+ *    before kernel/sched/clock.c:__sched_clock_work() has reset the
+ *    clocks (the work is queued at the mark and runs when a worker
+ *    does): the module takes sched_clock as already switched, and a
+ *    horizon it hands out in that window can be above records stamped
+ *    after the reset.
+ *  - Liveness: after a run-time switch, perf_clock() horizons resume
+ *    only once the module's probe sees the reset done
+ *    (module/perfclock.c: perfclock_sched_clock_reset_seen()); under
+ *    a load that keeps raising this CPU's clock from others that can
+ *    take long, and GET_HORIZON waits meanwhile (interruptibly).
  *
  * Rests on:
  *  - A perf_clock() horizon assumes the kernel's own claim that a stable

@@ -23,8 +23,9 @@
 #           scripts/guest/demo-check.sh), plus the no-device message for
 #           real before insmod, and short runs of the scenarios where the
 #           older rules fail (irq-mixed, quiet, per-thread): ours, with
-#           the library's defaults, never late and delivering before the
-#           run ended; irq-mixed must have a ring out of stamp order (or
+#           the library's defaults, never late, delivering before the
+#           run ended and holding to the end no more than a bare clock
+#           read does (+25%); irq-mixed must have a ring out of stamp order (or
 #           it tests nothing); the other rules' counts are shown, not
 #           asserted.
 #
@@ -105,10 +106,20 @@ check_json() {
 	# its counter but in no record yet.
 	check "$where: PERF_RECORD_LOST records report no more than the kernel's lost counter ($lrec <= $lost)" \
 		[ "${lrec:-1}" -le "${lost:-0}" ]
+	# With side-band records in the rings (irq-mixed), a loss the kernel
+	# counts (rb->lost, kernel/events/ring_buffer.c:__perf_output_begin())
+	# may be a side-band record, which no event's count includes: the
+	# sums below then say nothing, and are skipped, saying so.
+	if [ "$exact" = side-band ] && [ "${lost:-0}" -gt 0 ]; then
+		skip_result "$where: kernel count = samples + lost" \
+			"$lost records lost, side-band ones among them (counted by no event)"
+		check "$where: no corrupt ring data" [ "$(jtop "$f" ring_errors)" = 0 ]
+		return
+	fi
 	# Every occurrence counted is a sample read or a loss counted; never
 	# more samples than occurrences.
 	check "$where: never more samples + lost than the kernel counted" [ "${unacc:--1}" -ge 0 ]
-	if [ "$exact" = all ]; then
+	if [ "$exact" = all ] || [ "$exact" = side-band ]; then
 		check "$where: kernel count = samples + lost, for every event" [ "$unacc" = 0 ]
 	else
 		e=$(( $(jevent "$f" "$exact" kernel_count) - $(jevent "$f" "$exact" samples) -
@@ -169,16 +180,28 @@ jrings() { grep '^  "rings":' "$1" | sed -n "s/.*\"$2\": \"\{0,1\}\([0-9a-z]*\).
 # never late and delivering before the run ended, and what makes the
 # scenario the one it says it is.
 check_scenario() {
-	local log=$1 where="guest-$2 $3" j="$out/guest-$2-$3.json" deliv atend
+	local log=$1 where="guest-$2 $3" j="$out/guest-$2-$3.json" deliv atend hours hahern
 	check "$where: demo_flush exits 0" grep -q "^SCENARIO $3 rc=0\$" "$log"
 	sed -n "/^JSON-BEGIN $3\$/,/^JSON-END $3\$/p" "$log" | sed '1d;$d' > "$j"
-	check_json "$j" "$where" all
+	if [ "$3" = irq-mixed ]; then
+		check_json "$j" "$where" side-band
+	else
+		check_json "$j" "$where" all
+	fi
 	deliv=$(jrule "$j" ours delivered)
 	atend=$(jrule "$j" ours at_end)
 	check "$where: ours delivered events before the run ended ($((${deliv:-0} - ${atend:-0})) of ${deliv:-?})" \
 		[ "${deliv:-0}" -gt "${atend:-0}" ]
-	check "$where: ours held nothing to the end ($(jrule "$j" ours held_to_end) events read over 1 s before it and delivered only then)" \
-		[ "$(jrule "$j" ours held_to_end)" = 0 ]
+	# Held to the end: read over 1 s before the run ended and delivered
+	# only then. Where the reader itself falls behind (a starved 2-vCPU
+	# guest: holds of seconds), every rule holds some; a rule that stalls
+	# (on a quiet ring, say) holds far more. The yardstick is ahern's
+	# rule, the same rounds flushed at a bare clock read, with no wait
+	# at all: ours may hold at most a quarter more, plus 100 events.
+	hours=$(jrule "$j" ours held_to_end)
+	hahern=$(jrule "$j" ahern held_to_end)
+	check "$where: ours held to the end no more than the bare clock read, +25% ($hours against ahern's $hahern events read over 1 s before it and delivered only then)" \
+		[ "${hours:-1}" -le $(( ${hahern:-0} + ${hahern:-0} / 4 + 100 )) ]
 	show_rules "$j" "$where"
 	echo "# $where: $(jrings "$j" out_of_order) records out of stamp order in $(jrings "$j" rings_out_of_order) of $(jrings "$j" count) rings, worst by $(jrings "$j" worst_backstep_ns) ns"
 	case $3 in
