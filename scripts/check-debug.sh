@@ -13,7 +13,8 @@
 #      hashes the fragment, the tarball, the compiler and this recipe: a
 #      second run reuses it, a changed fragment builds a new one;
 #   3. builds the module against that tree (`make module KDIR=...`, on a
-#      copy of the sources, so a concurrent `make check` is not disturbed)
+#      copy of the sources, so a concurrent `make check` is not disturbed),
+#      the selftests' test-only module (selftests/kmod) against it too,
 #      and the selftests and the fuzzers (`make selftests fuzz`);
 #   4. boots it twice under QEMU (boot() in scripts/vm-lib.sh), once per
 #      clock regime (stable and unstable sched_clock), and in each runs
@@ -139,14 +140,20 @@ rm -rf "$msrc"
 mkdir -p "$msrc"
 cp -r Makefile Kbuild VERSION module "$msrc/"
 rm -f "$msrc"/module/*.o "$msrc"/module/*.ko "$msrc"/module/*.mod* "$msrc"/module/.*.cmd
+# The selftests' test-only module too (perfclock_generation_test loads
+# it): `make selftests` builds it for the Debian kernel, whose vermagic
+# the debug kernel refuses.
+mkdir -p "$msrc/kmod"
+cp selftests/kmod/Kbuild selftests/kmod/*.c "$msrc/kmod/"
 {
 	make -C "$msrc" --no-print-directory module KDIR="$tree" &&
+	make -C "$tree" --no-print-directory M="$msrc/kmod" modules &&
 	make --no-print-directory selftests fuzz &&
 	make --no-print-directory -C user guest
 } > "$log/build.log" 2>&1
 st=$?
 [ $st -eq 0 ] || tail -n 40 "$log/build.log" | sed 's/^/# /'
-result $st "make module KDIR=<debug tree>, make selftests fuzz, make -C user guest"
+result $st "make module and the selftests' test module KDIR=<debug tree>, make selftests fuzz, make -C user guest"
 [ $st -eq 0 ] || finish
 
 payload=$log/payload
@@ -155,7 +162,7 @@ mkdir -p "$payload/extra"
 # What `make check` puts in its guests (scripts/check.sh), run.sh renamed.
 cp build/selftests/* build/fuzz/* user/build/guest/* "$payload/"
 mv "$payload/run.sh" "$payload/selftests.sh"
-cp "$msrc/module/perfclock.ko" "$payload/"
+cp "$msrc/module/perfclock.ko" "$msrc"/kmod/*.ko "$payload/"
 # The TSC-unstable selftest wants msr.ko; the fragment builds it.
 [ -f "$tree/arch/x86/kernel/msr.ko" ] && cp "$tree/arch/x86/kernel/msr.ko" "$payload/extra/"
 
