@@ -147,7 +147,7 @@ mkdir -p "$msrc/kmod"
 cp selftests/kmod/Kbuild selftests/kmod/*.c "$msrc/kmod/"
 {
 	make -C "$msrc" --no-print-directory module KDIR="$tree" &&
-	make -C "$tree" --no-print-directory M="$msrc/kmod" modules &&
+	make -C "$tree" --no-print-directory M="$PWD/$msrc/kmod" modules &&
 	make --no-print-directory selftests fuzz &&
 	make --no-print-directory -C user guest
 } > "$log/build.log" 2>&1
