@@ -24,6 +24,7 @@
 
 #include "kselftest_harness.h"
 #include "perfclock_util.h"
+#include "perfclock_rcu_gp.h"
 
 #define PARAM	"/sys/module/perfclock/parameters/horizon_gp_idle_ms"
 #define SECONDS	3
@@ -38,37 +39,6 @@ static int read_int(const char *path, long *v)
 	ok = fscanf(f, "%ld", v) == 1;
 	fclose(f);
 	return ok ? 0 : -EINVAL;
-}
-
-/* Context switches of the RCU grace-period kthreads, all of them. */
-static uint64_t gp_kthread_switches(void)
-{
-	char path[64], line[256];
-	uint64_t sum = 0;
-	int pid;
-
-	for (pid = 1; pid < 300; pid++) {
-		FILE *f;
-		int match = 0;
-
-		snprintf(path, sizeof(path), "/proc/%d/status", pid);
-		f = fopen(path, "r");
-		if (!f)
-			continue;
-		while (fgets(line, sizeof(line), f)) {
-			unsigned long long v;
-
-			if (!strncmp(line, "Name:", 5))
-				match = !!strstr(line, "rcu_preempt") ||
-					!!strstr(line, "rcu_sched\n");
-			else if (match &&
-				 (sscanf(line, "voluntary_ctxt_switches: %llu", &v) == 1 ||
-				  sscanf(line, "nonvoluntary_ctxt_switches: %llu", &v) == 1))
-				sum += v;
-		}
-		fclose(f);
-	}
-	return sum;
 }
 
 /* Grace-period kthread switches over SECONDS, the device held open or not. */

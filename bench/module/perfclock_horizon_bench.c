@@ -47,6 +47,7 @@
 #include "../../module/perfclock_ioctl.h"
 #include "../../user/perfclock_page.h"
 #include "../bench_util.h"
+#include "../../selftests/perfclock_rcu_gp.h"
 
 #define MAX_SAMPLES	200000
 
@@ -127,44 +128,11 @@ static uint64_t read_rcu_softirqs(void)
 	return sum;
 }
 
-/*
- * Context switches of the RCU grace-period kthreads (rcu_preempt, or
- * rcu_sched): each grace period wakes them several times.
- */
-static uint64_t read_gp_kthread(void)
-{
-	static char path[64];
-	char line[256];
-	uint64_t sum = 0;
-	int pid;
-
-	for (pid = 1; pid < 200; pid++) {
-		FILE *f;
-		int match = 0;
-
-		snprintf(path, sizeof(path), "/proc/%d/status", pid);
-		f = fopen(path, "r");
-		if (!f)
-			continue;
-		while (fgets(line, sizeof(line), f)) {
-			unsigned long long v;
-
-			if (!strncmp(line, "Name:", 5))
-				match = strstr(line, "rcu_preempt") || strstr(line, "rcu_sched\n");
-			else if (match && (sscanf(line, "voluntary_ctxt_switches: %llu", &v) == 1 ||
-					   sscanf(line, "nonvoluntary_ctxt_switches: %llu", &v) == 1))
-				sum += v;
-		}
-		fclose(f);
-	}
-	return sum;
-}
-
 static void read_irqs(struct irqs *s)
 {
 	read_irq_rows(&s->r);
 	s->rcu_softirq = read_rcu_softirqs();
-	s->gp_kthread = read_gp_kthread();
+	s->gp_kthread = gp_kthread_switches();
 }
 
 static void print_irqs(const char *what, const struct irqs *a,
