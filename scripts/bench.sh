@@ -26,13 +26,14 @@ cd "$(dirname "$0")/.."
 scripts/deps.sh build vm user bench >&2 || exit 1
 guest_kernel || exit 1
 make --no-print-directory KDIR="$KDIR" module >&2 || exit 1
-make --no-print-directory -C bench >&2 || exit 1
+make --no-print-directory -C bench KDIR="$KDIR" >&2 || exit 1
 make --no-print-directory -C selftests >&2 || exit 1
 
 payload=build/guest/bench
 rm -rf "$payload" && mkdir -p "$payload"
 cp build/bench/perfclock_bench build/bench/perfclock_horizon_bench build/bench/bench_membarrier \
-	build/selftests/perfclock_stress build/selftests/perfclock_drain module/perfclock.ko "$payload/"
+	build/bench/perfclock_floor.ko build/selftests/perfclock_stress build/selftests/perfclock_drain \
+	module/perfclock.ko "$payload/"
 cp scripts/guest/bench.sh "$payload/run.sh"
 
 rc=0

@@ -10,7 +10,12 @@ regime=$PERFCLOCK_REGIME	# settled by the guest's /init
 # same figures as the module's horizon below, in the same boot.
 ./bench_membarrier $regime 5
 insmod perfclock.ko || exit 1
-./perfclock_bench $regime
+# The bench-only module: the floor of an ioctl that returns local_clock()
+# (perfclock_bench's floor-* paths); out again before the horizon benches.
+insmod perfclock_floor.ko || echo "# perfclock_floor.ko did not load: no floor-* rows"
+# Three runs in this boot: a ratio is compared within a run.
+./perfclock_bench $regime 3
+rmmod perfclock_floor 2>/dev/null
 # The horizon: barrier cost, page age, interrupts it costs; then again
 # with the page kept fresh by expedited grace periods.
 ./perfclock_horizon_bench $regime 5
