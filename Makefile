@@ -131,4 +131,5 @@ clean:
 	-[ -d "$(KDIR)" ] && $(MAKE) $(KBUILD_ARGS) clean
 	$(MAKE) -C user clean
 	$(MAKE) -C selftests clean
+	$(MAKE) -C bench clean
 	rm -rf build

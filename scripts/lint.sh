@@ -3,8 +3,9 @@
 #
 # scripts/lint.sh — the kernel side's lint, as TAP lines (scripts/tap-lib.sh)
 # for scripts/check.sh to renumber under "lint: ":
-#   checkpatch --no-tree --strict -f on every kernel source,
-#   sparse (C=2) and W=1 over a module build, with no warning at all,
+#   checkpatch --no-tree --strict -f on every kernel source (the module's
+#   and the bench-only bench/module/kmod's),
+#   sparse (C=2) and W=1 over each module's build, with no warning at all,
 #   the UAPI header compiled alone as C99, C11 and C++ with -pedantic.
 # KDIR must name the kernel build tree (the top Makefile passes it).
 set -uo pipefail
@@ -23,6 +24,18 @@ for f in module/perfclock.c module/perfclock_ioctl.h module/compat.h; do
 		--show-types "${ignore[@]}" -f "$f" 2>&1)
 	result $? "checkpatch --strict $f" "$out"
 done
+
+# The bench-only module (make bench): the same rules, its own build.
+for f in bench/module/kmod/perfclock_floor.c bench/module/kmod/perfclock_floor.h; do
+	out=$(perl "$KSRC/scripts/checkpatch.pl" --no-tree --strict --quiet \
+		--show-types -f "$f" 2>&1)
+	result $? "checkpatch --strict $f" "$out"
+done
+out=$(make --no-print-directory -C "$KDIR" M="$PWD/bench/module/kmod" C=2 W=1 modules 2>&1)
+st=$?
+warnings=$(printf '%s\n' "$out" | grep -E 'warning:|error:' || true)
+[ $st -eq 0 ] && [ -z "$warnings" ] && printf '%s\n' "$out" | grep -q 'CHECK.*perfclock_floor.c'
+result $? "bench/module/kmod/perfclock_floor.c builds clean with W=1 and sparse (C=2)" "$out"
 
 # A full rebuild with sparse and W=1; any warning fails.
 out=$(make --no-print-directory module KDIR="$KDIR" C=2 W=1 2>&1)

@@ -25,6 +25,12 @@ struct perfclock {
 	 * read takes the general path.
 	 */
 	const struct perfclock_page *read_page;
+	/*
+	 * The same for the perf page backend: perf's mmap page (perf_page)
+	 * when this reader can convert the TSC, else NULL. At most one of
+	 * read_page and read_perf_page is set.
+	 */
+	const struct perf_event_mmap_page *read_perf_page;
 	enum perfclock_backend backend;
 	int fd;				/* the device; -1 if none */
 	clockid_t clockid;		/* clockid backend */

@@ -231,6 +231,36 @@ static int perf_page_read(const struct perf_event_mmap_page *pc, uint64_t *ns)
 	return -EAGAIN;
 }
 
+/*
+ * perf_page_read()'s first try, for perfclock_read()'s fast path: 1 and
+ * *ns when the page gave a consistent snapshot with cap_user_time_zero and
+ * a usable shift, else 0 (an update under way, or no time_zero: then
+ * perf_page_read() decides, retrying or saying -EOPNOTSUPP). Both
+ * conditions are tested at once, before the TSC is read, and the seq
+ * re-check is one comparison too (perfclock_page_seq_retry()).
+ */
+static inline int perf_page_try(const struct perf_event_mmap_page *pc,
+				uint64_t *ns)
+{
+	const struct perf_event_mmap_page cap = { .cap_user_time_zero = 1 };
+	uint64_t caps, zero, tsc;
+	uint32_t seq, mult, shift;
+
+	seq = __atomic_load_n(&pc->lock, __ATOMIC_ACQUIRE);
+	caps = __atomic_load_n(&pc->capabilities, __ATOMIC_RELAXED);
+	mult = __atomic_load_n(&pc->time_mult, __ATOMIC_RELAXED);
+	shift = __atomic_load_n(&pc->time_shift, __ATOMIC_RELAXED);
+	zero = __atomic_load_n(&pc->time_zero, __ATOMIC_RELAXED);
+	if ((~caps & cap.capabilities) | (shift >> 6))
+		return 0;
+	tsc = perfclock_rdtsc_ordered();
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	if (__atomic_load_n(&pc->lock, __ATOMIC_RELAXED) != (seq & ~1U))
+		return 0;
+	*ns = perfclock_tsc_to_ns(tsc, mult, shift, zero);
+	return 1;
+}
+
 PERFCLOCK_API struct perfclock *
 perfclock_open_perf_page(const struct perf_event_mmap_page *pc)
 {
@@ -256,6 +286,8 @@ perfclock_open_perf_page(const struct perf_event_mmap_page *pc)
 	clk->clockid = -1;
 	clk->coarse_clockid = -1;
 	clk->perf_page = pc;
+	if (PERFCLOCK_PAGE_HAVE_TSC)
+		clk->read_perf_page = pc;
 	clk->hz_clockid = PERFCLOCK_HORIZON_PERF_CLOCK;
 	/* Exact horizons from the module if it is there (as for clockids). */
 	if (attach_device(clk, PERFCLOCK_DEVICE_PATH) == 0 && !clk->hz_exact)
@@ -302,6 +334,8 @@ static int attach_own_perf_page(struct perfclock *clk)
 	}
 	clk->backend = PERFCLOCK_BACKEND_PERF_PAGE;
 	clk->perf_page = base;
+	if (PERFCLOCK_PAGE_HAVE_TSC)
+		clk->read_perf_page = base;
 	clk->own_perf_fd = fd;
 	clk->own_perf_len = (size_t)pagesz;
 	return 0;
@@ -403,17 +437,27 @@ static __attribute__((noinline)) int read_general(struct perfclock *clk,
  * memory access and every return an indirect-jump lookup, so the frame
  * and the backend tests that the earlier layout paid on every read were
  * a large part of what perfclock_read() cost over perf's bare page read
- * (README, "Costs").
+ * (README, "Costs"). The perf page backend (perfclock_open(NULL) without
+ * the module, perfclock_open_perf_page()) has its own first try here
+ * too, one more load and test behind the module's: it used to take
+ * read_general() (a frame, two backend tests, a call, a loop) on every
+ * read, 80 instructions against perf's 17.
  */
 PERFCLOCK_API int perfclock_read(struct perfclock *clk, uint64_t *ns)
 {
+	const struct perf_event_mmap_page *pc;
 	const struct perfclock_page *pg;
 
 	if (__builtin_expect(clk != NULL && ns != NULL, 1)) {
 		pg = clk->read_page;
-		if (__builtin_expect(pg != NULL, 1) &&
-		    __builtin_expect(perfclock_page_try_now(pg, ns) > 0, 1))
-			return 0;
+		if (__builtin_expect(pg != NULL, 1)) {
+			if (__builtin_expect(perfclock_page_try_now(pg, ns) > 0, 1))
+				return 0;
+		} else {
+			pc = clk->read_perf_page;
+			if (pc && perf_page_try(pc, ns))
+				return 0;
+		}
 	}
 	return read_general(clk, ns);
 }

@@ -103,7 +103,12 @@ static inline int perfclock_page_seq_retry(const struct perfclock_page *pg,
 	 * writer's smp_wmb() after it makes seq odd.
 	 */
 	__atomic_thread_fence(__ATOMIC_ACQUIRE);
-	return (seq & 1) || __atomic_load_n(&pg->seq, __ATOMIC_RELAXED) != seq;
+	/*
+	 * "Was odd, or has changed" in one comparison: seq only grows, so
+	 * after an odd seq it never again reads as seq & ~1 (short of 2^32
+	 * updates during one read, the ABA any seq count has).
+	 */
+	return __atomic_load_n(&pg->seq, __ATOMIC_RELAXED) != (seq & ~1U);
 }
 
 #define perfclock_page_load(field)	__atomic_load_n(&(field), __ATOMIC_RELAXED)
@@ -267,10 +272,12 @@ static inline int perfclock_page_try_now(const struct perfclock_page *pg,
 	 * snapshot can only make this say "no" once during an update (the
 	 * caller takes the ioctl, exact); a "yes" is confirmed by the seq
 	 * re-check below. The module keeps shift below 32: a larger one is
-	 * not a conversion.
+	 * not a conversion. Both conditions in one test (TSC_VALID clear, or
+	 * shift >= 64): under TCG every conditional branch ends a translation
+	 * block, and this is every read's path.
 	 */
-	if (!PERFCLOCK_PAGE_HAVE_TSC || !(flags & PERFCLOCK_PAGE_TSC_VALID) ||
-	    shift >= 64)
+	if (!PERFCLOCK_PAGE_HAVE_TSC ||
+	    ((~flags & PERFCLOCK_PAGE_TSC_VALID) | (shift >> 6)))
 		return -EOPNOTSUPP;
 	tsc = perfclock_rdtsc_ordered();
 	if (perfclock_page_seq_retry(pg, seq))

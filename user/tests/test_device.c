@@ -181,6 +181,53 @@ static void *reader(void *p)
  */
 static struct perf_event_mmap_page fake_pc __attribute__((aligned(4096)));
 
+/*
+ * The same race on perf's page, whose first try perfclock_read() inlines
+ * too: the kernel's perf_event_update_userpage() makes lock odd, writes,
+ * makes it even. A torn (mult, shift) gives tsc/2 or tsc*2.
+ */
+static void *perf_writer(void *p)
+{
+	unsigned int k = 0;
+
+	(void)p;
+	while (!stop) {
+		uint16_t shift = (k++ & 1) ? 11 : 10;
+
+		__atomic_store_n(&fake_pc.lock, fake_pc.lock + 1, __ATOMIC_RELAXED);
+		__atomic_thread_fence(__ATOMIC_RELEASE);
+		__atomic_store_n(&fake_pc.time_shift, shift, __ATOMIC_RELAXED);
+		for (volatile int d = 0; d < 50; d++)
+			;
+		__atomic_store_n(&fake_pc.time_mult, 1U << shift, __ATOMIC_RELAXED);
+		__atomic_thread_fence(__ATOMIC_RELEASE);
+		__atomic_store_n(&fake_pc.lock, fake_pc.lock + 1, __ATOMIC_RELAXED);
+		for (volatile int d = 0; d < 50; d++)
+			;
+	}
+	return NULL;
+}
+
+/* Readers of perf's page: no ioctl behind them, so -EAGAIN may come. */
+static void *perf_reader(void *p)
+{
+	struct race *r = p;
+	int i;
+
+	for (i = 0; i < iters; i++) {
+		uint64_t lo = perfclock_rdtsc_ordered(), v = 0, hi;
+		int err = perfclock_read(r->c, &v);
+
+		hi = perfclock_rdtsc_ordered();
+		if (err == -EAGAIN)
+			continue;
+		r->reads++;
+		if (err || v < lo || v > hi)
+			r->bad++;
+	}
+	return NULL;
+}
+
 static void test_perf_page(void)
 {
 	struct perfclock_clock_info info;
@@ -243,6 +290,31 @@ static void test_perf_page(void)
 	attr.clockid = CLOCK_MONOTONIC;
 	tap_ok(c && perfclock_check_attr(c, &attr) == -EINVAL,
 	       "perf page: check_attr refuses use_clockid events");
+
+	/* Race: 2 readers against a writer flipping consistent pairs. */
+	fake_pc.time_zero = 0;
+	fake_pc.time_shift = 10;
+	fake_pc.time_mult = 1U << 10;
+	{
+		struct race r[2] = { { c, 0, 0 }, { c, 0, 0 } };
+		pthread_t w, t[2];
+
+		stop = 0;
+		pthread_create(&w, NULL, perf_writer, NULL);
+		for (i = 0; i < 2; i++)
+			pthread_create(&t[i], NULL, perf_reader, &r[i]);
+		for (i = 0; i < 2; i++)
+			pthread_join(t[i], NULL);
+		stop = 1;
+		pthread_join(w, NULL);
+		tap_ok(c && !r[0].bad && !r[1].bad && r[0].reads + r[1].reads > 0,
+		       "perf page: %lu reads from 2 threads racing a page writer: none torn, all bracketed",
+		       r[0].reads + r[1].reads);
+	}
+	fake_pc.time_mult = 1;
+	fake_pc.time_shift = 0;
+	fake_pc.time_zero = 1000;
+	fake_pc.lock = 4;
 
 	fake_pc.lock = 5;	/* an update that never ends */
 	tap_ok(c && perfclock_read(c, &v) == -EAGAIN,
