@@ -7,8 +7,9 @@
 #   setup, build  scripts/deps.sh, then make module selftests and
 #                 make -C user guest for the kernel in KDIR (default: the
 #                 Makefile's pick)
-#   lint          scripts/lint.sh, and scripts/test-vm-lib.sh (when boot()
-#                 boots a guest once more)
+#   lint          scripts/lint.sh, scripts/test-vm-lib.sh (when boot()
+#                 boots a guest once more) and scripts/test-perf-order-check.sh
+#                 (the checker of perf script's order that check-perf uses)
 #   user          make -C user check: user/tests/check.sh
 #   host          the liburcu stress testers on the host (here)
 #   demo          scripts/check-demo.sh
@@ -52,6 +53,8 @@ if want lint; then
 	collect lint "$log/lint.tap"
 	scripts/test-vm-lib.sh > "$log/vm-lib.tap" 2>&1
 	collect lint "$log/vm-lib.tap"
+	scripts/test-perf-order-check.sh > "$log/perf-order-check.tap" 2>&1
+	collect lint "$log/perf-order-check.tap"
 fi
 
 if want user; then
