@@ -8,25 +8,31 @@
 #
 #   1. installs what is missing (scripts/deps.sh build vm lint perf, and
 #      dkms-deb for the library's packages);
-#   2. builds, from Debian's linux-source-6.1 tarball, with the patch
-#      series in patches/perf/:
-#        - stock perf: the series' stock-semantics patches only (every
-#          patch before the one that adds LIBPERFCLOCK: the out-of-order
-#          report, perf trace -k, the kvm report), static;
-#        - patched perf: the whole series, LIBPERFCLOCK=1, linked with
-#          libperfclock as a distribution would: the packages
+#   2. builds, from Debian's linux-source-6.1 tarball, every step of the
+#      patch series in patches/perf/ (or $PERF_PATCHES), static, with
+#      WERROR=1, as two incremental chains (one tree and one O= directory
+#      each, patch k applied and perf made on step k-1's objects):
+#        - nolib: NO_LIBPERFCLOCK=1, every step. "Stock" perf is its
+#          binary at the step before the build patch (the first patch
+#          whose diff adds libperfclock to perf's build configuration:
+#          the fixes and stock-semantics reports come before it);
+#        - lib: LIBPERFCLOCK=1 (the opt-in switch; auto-detection finds
+#          the library without it), from the build patch on, linked
+#          with libperfclock as a distribution would: the packages
 #          scripts/dkms.sh deb builds (cached by their inputs) are
 #          installed on the host (dpkg -i), pkg-config finds /usr's
-#          libperfclock.pc, and they are purged after the builds; static;
-#        - patched perf in perf's default configuration (dynamic, every
-#          feature this machine has), to prove the series builds there.
-#      The static builds run both in the busybox guest and on the host.
-#      Build trees are cached outside the clone, in
-#      $PERFCLOCK_CACHE/perf-KEY, KEY hashing the tarball, the patches'
-#      diffs,
-#      the installed libperfclock packages' files (patched builds), the
-#      compiler and this recipe:
-#      a second run reuses them;
+#          libperfclock.pc, and they are purged after the builds.
+#          "Patched" perf is its last binary;
+#        - and the whole series in perf's default configuration
+#          (dynamic, every feature this machine has), to prove it builds
+#          there.
+#      One TAP result per step built. The static binaries run both in
+#      the busybox guest and on the host. Everything is cached outside
+#      the clone, under $PERFCLOCK_CACHE, keyed by content (the tarball,
+#      the patches' diffs up to each step, the installed libperfclock
+#      packages' files for lib, the compiler and this recipe): a second
+#      run rebuilds only the steps whose prefix of the series changed,
+#      from the longest prefix it has built before;
 #   3. boots the guest (boot() in scripts/vm-lib.sh, Debian's cloud kernel
 #      matching the headers, the module built from a private copy of
 #      module/) once per clock regime (stable and unstable sched_clock),
@@ -47,7 +53,9 @@
 # event the output ran when each event was delivered), and TAP: a run
 # fails if patched perf had any out-of-order event or did not run; the
 # check fails if no scenario made stock perf show any (the comparison
-# would then show nothing). Last line: "N passed, N failed, N skipped".
+# would then show nothing). Then the seconds each phase took:
+#   # perf-times: setup=N chain-nolib=N chain-lib=N full=N ... total=N
+# Last line: "N passed, N failed, N skipped".
 #
 # Environment:
 #   PERFCLOCK_CACHE  cache root (default /var/cache/perfclock)
@@ -57,6 +65,7 @@
 #   GUEST_LOOPS      perf bench sched messaging -l in the guest (default 300)
 #   HOST_SECONDS     length of the host stall scenario (default 12)
 #   PERF_SKIP        space-separated steps to skip: guest host full
+#   PERF_PATCHES     the series' directory (default patches/perf)
 # Logs: build/perf/.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -69,9 +78,11 @@ JOBS=${JOBS:-2}
 GUEST_LOOPS=${GUEST_LOOPS:-300}
 HOST_SECONDS=${HOST_SECONDS:-12}
 PERF_SKIP=${PERF_SKIP:-}
+PERF_PATCHES=${PERF_PATCHES:-patches/perf}
 # Bump when the way perf is built changes (the patches and the library
 # are hashed themselves). 2: against the installed libperfclock-dev.
-RECIPE=2
+# 3: every step, WERROR=1, as two incremental chains (nolib, lib).
+RECIPE=3
 # What perf needs from the kernel tree (tools/perf/MANIFEST, plus the
 # headers its check-headers.sh compares with).
 MEMBERS="tools scripts kernel/bpf include arch/x86/include arch/x86/lib arch/x86/entry/syscalls Makefile"
@@ -96,14 +107,34 @@ result $? "packages installed"
 
 guest_kernel
 
-# ---- the source, extracted once per tarball ------------------------------------
-patches=(patches/perf/0*.patch)
-stock_patches=()
-for p in "${patches[@]}"; do
-	grep -q '^+ifdef LIBPERFCLOCK' "$p" && break
-	stock_patches+=("$p")
+# ---- the series -----------------------------------------------------------------
+# Its patches, in order (a cover letter, which has no diff, is left out).
+# PERF_PATCHES points at another directory of format-patch files.
+patches=()
+for p in "$PERF_PATCHES"/0*.patch; do
+	grep -q '^diff --git' "$p" 2>/dev/null && patches+=("$p")
 done
-echo "# series: ${#patches[@]} patches, the first ${#stock_patches[@]} are stock semantics"
+# The build patch: the first one whose diff adds a libperfclock line to
+# perf's build configuration (Makefile.config, or a feature test of
+# tools/build/feature). Everything before it is stock semantics; "stock"
+# perf is the series built up to the patch before it.
+is_build_patch() {
+	sed -n '/^diff --git/,$p' "$1" | awk '
+		/^diff --git/ { f = ($3 ~ /tools\/perf\/Makefile\.config$|tools\/build\/feature\//) }
+		f && /^\+/ && tolower($0) ~ /perfclock/ { found = 1 }
+		END { exit !found }'
+}
+build_at=0
+for i in "${!patches[@]}"; do
+	is_build_patch "${patches[$i]}" && { build_at=$((i + 1)); break; }
+done
+echo "# series: ${#patches[@]} patches from $PERF_PATCHES, the build patch is $build_at, the first $((build_at - 1)) are stock semantics"
+for i in "${!patches[@]}"; do
+	echo "#   $((i + 1)) $(basename "${patches[$i]}") $(sha256sum < "${patches[$i]}" | cut -c1-12)"
+done
+[ ${#patches[@]} -gt 0 ] && [ $build_at -gt 0 ]
+result $? "the series has patches and a build patch adding libperfclock (patch $build_at of ${#patches[@]})"
+[ $build_at -gt 0 ] || finish
 
 stamp="$(stat -c '%s %Y' "$TARBALL") $MEMBERS"
 src_key=$(echo "$stamp" | sha256sum | cut -c1-16)
@@ -186,8 +217,26 @@ v=$(pkg-config --modversion libperfclock 2>&1)
 result $? "pkg-config finds the installed libperfclock $v ($(pkg-config --cflags --libs libperfclock))"
 
 # ---- perf builds ----------------------------------------------------------------
-# build_perf NAME KIND PATCH... : KIND is static-stock, static-patched or
-# full-patched; sets $perf_bin to the binary.
+# Every step of the series is built with WERROR=1, static, in two
+# configurations, each an incremental chain: one source tree and one O=
+# directory per configuration, patch k applied and perf made on top of
+# step k-1's objects, so that a step costs what it changes.
+#   nolib  NO_LIBPERFCLOCK=1 (the series' switch to leave the library out;
+#          with the older opt-in LIBPERFCLOCK=1 switch, leaving it unset
+#          does that): steps 1..N. "Stock" perf is its binary at the
+#          step before the build patch.
+#   lib    LIBPERFCLOCK=1 (the opt-in switch; with auto-detection it is
+#          ignored and the installed libperfclock-dev is found), against
+#          the installed package: steps from the build patch on (before
+#          it the two configurations are the same build, made once, in
+#          nolib). "Patched" perf is its last binary.
+# A chain lives in $CACHE/perf-chain-CONFIG-KEY (KEY: the tarball, gcc,
+# the recipe, the configuration's flags, the installed library for lib);
+# each step's result is cached under the hash of the patches' diffs up
+# to it, so a run builds only the steps whose prefix changed: the tree is
+# taken back to the longest prefix it has in common with the series
+# (patch -R of the patches it holds past it) and made forward from there.
+# Only passing steps are cached: a failure is built again next time.
 gcc_v=$(gcc --version | head -n 1)
 # The code a series changes, not its commit messages: rewording a patch
 # does not rebuild perf.
@@ -197,12 +246,135 @@ patch_diffs() {
 		sed -n '/^diff --git/,$p' "$p" | sed '/^-- $/,$d'
 	done
 }
+hash16() { sha256sum | cut -c1-16; }
+base_key=$( { echo "$stamp"; dpkg-query -W -f='${Version}\n' linux-source-6.1 2>/dev/null;
+	echo "$gcc_v recipe $RECIPE"; } | hash16)
+# pkey[k]: the series up to patch k (pkey[0]: the tarball alone).
+pkey=("$base_key")
+for i in "${!patches[@]}"; do
+	pkey+=("$( { echo "${pkey[$i]}"; patch_diffs "${patches[$i]}"; } | hash16)")
+done
+nsteps=${#patches[@]}
+# Seconds per phase, for the closing "# perf-times" line.
+phase_names=() phase_secs=()
+phase() { phase_names+=("$1"); phase_secs+=("$2"); }
+
+# chain CONFIG FIRST KEEP...: builds steps FIRST..N of the series in
+# configuration CONFIG (nolib or lib), applying the ones before FIRST
+# unbuilt; the binaries of the steps KEEP are kept, and chain_bin[k] set
+# to them. Prints one TAP result per step built.
+declare -A chain_bin
+chain() {
+	local cfg=$1 first=$2 keep=" ${*:3} " flags=($STATIC_FLAGS WERROR=1) dir ckey k i j m st t0 t1
+	local line tree need=0 lk desc applied_n
+	case $cfg in
+	nolib) flags+=(NO_LIBPERFCLOCK=1) ;;
+	lib)   flags+=(LIBPERFCLOCK=1) ;;
+	esac
+	ckey=$( { echo "$base_key ${flags[*]}"; [ "$cfg" = lib ] && echo "lib $lib_key"; } | hash16)
+	dir=$CACHE/perf-chain-$cfg-$ckey
+	mkdir -p "$dir/steps" "$dir/bin"
+	# Other keys of this configuration are stale (another library, gcc
+	# or recipe): a chain tree is 1 GB.
+	for old in "$CACHE"/perf-chain-$cfg-*; do
+		[ "$old" = "$dir" ] || rm -rf "$old"
+	done
+	tree=$dir/tree
+	step_ok() { [ -f "$dir/steps/${pkey[$1]}.ok" ] &&
+		{ case $keep in *" $1 "*) [ -x "$dir/bin/${pkey[$1]}/perf" ] ;; esac; }; }
+	for ((k = first; k <= nsteps; k++)); do
+		step_ok "$k" || need=1
+	done
+	t0=$(date +%s)
+	if [ $need -eq 1 ]; then
+		# The tree: the tarball's perf plus the patches in applied/.
+		if [ ! -f "$tree/.ok" ]; then
+			rm -rf "$tree" && mkdir -p "$tree/out" "$tree/applied"
+			cp -a "$src" "$tree/src"
+			: > "$tree/applied.list"
+			touch "$tree/.ok"
+		fi
+		# Its longest prefix in common with the series.
+		j=0
+		while read -r k lk; do
+			[ "$k" -eq $((j + 1)) ] && [ "$lk" = "${pkey[$k]}" ] || break
+			j=$k
+		done < "$tree/applied.list"
+		applied_n=$(wc -l < "$tree/applied.list")
+		for ((i = applied_n; i > j; i--)); do
+			if ! patch -d "$tree/src" -p1 -R -s -E --no-backup-if-mismatch \
+				< "$tree/applied/$i.patch" >> "$log/chain-$cfg-patch.log" 2>&1; then
+				echo "# chain $cfg: taking patch $i back failed: a new tree"
+				rm -rf "$tree"
+				chain "$@"
+				return
+			fi
+		done
+		head -n "$j" "$tree/applied.list" > "$tree/applied.list.new"
+		mv "$tree/applied.list.new" "$tree/applied.list"
+		[ $j -lt "$applied_n" ] && echo "# chain $cfg: tree taken back from step $applied_n to $j"
+	fi
+	for ((k = 0; k <= nsteps; k++)); do
+		if [ "$k" -eq 0 ]; then
+			desc="build $cfg 0/$nsteps (the tarball)"
+		else
+			desc="build $cfg $k/$nsteps $(basename "${patches[$((k - 1))]}")"
+		fi
+		if [ $need -eq 1 ] && [ "$k" -gt "$j" ]; then
+			if ! patch -d "$tree/src" -p1 -s -E --no-backup-if-mismatch --dry-run \
+				< "${patches[$((k - 1))]}" >> "$log/chain-$cfg-patch.log" 2>&1; then
+				result 1 "$desc: applies"
+				for ((i = k + 1; i <= nsteps; i++)); do
+					[ "$i" -ge "$first" ] && result 1 "build $cfg $i/$nsteps: not built (patch $k does not apply)"
+				done
+				break
+			fi
+			patch -d "$tree/src" -p1 -s -E --no-backup-if-mismatch \
+				< "${patches[$((k - 1))]}" >> "$log/chain-$cfg-patch.log" 2>&1
+			cp "${patches[$((k - 1))]}" "$tree/applied/$k.patch"
+			echo "$k ${pkey[$k]}" >> "$tree/applied.list"
+		fi
+		[ "$k" -ge "$first" ] || continue
+		if step_ok "$k"; then
+			result 0 "$desc: builds with WERROR=1 (cached)"
+		else
+			t1=$(date +%s)
+			make -C "$tree/src/tools/perf" O="$tree/out" -j"$JOBS" "${flags[@]}" \
+				"$tree/out/perf" > "$log/chain-$cfg-$k.log" 2>&1
+			st=$?
+			[ $st -eq 0 ] ||
+				grep -E 'error|Error' "$log/chain-$cfg-$k.log" | head -n 20 | sed 's/^/# /'
+			result $st "$desc: builds with WERROR=1 ($(( $(date +%s) - t1 )) s)"
+			if [ $st -eq 0 ]; then
+				case $keep in *" $k "*)
+					mkdir -p "$dir/bin/${pkey[$k]}"
+					cp "$tree/out/perf" "$dir/bin/${pkey[$k]}/perf"
+				esac
+				touch "$dir/steps/${pkey[$k]}.ok"
+			fi
+			# The lib chain compiled against the package's header
+			# (fixdep's .cmd files list every header an object included).
+			if [ "$cfg" = lib ] && [ "$k" -eq "$nsteps" ] && [ $st -eq 0 ]; then
+				grep -rlq --include='*.cmd' '/usr/include/perfclock/libperfclock\.h' "$tree/out"
+				result $? "build lib: perf includes /usr/include/perfclock/libperfclock.h (libperfclock-dev)"
+			fi
+		fi
+		case $keep in *" $k "*)
+			[ -x "$dir/bin/${pkey[$k]}/perf" ] && chain_bin[$cfg:$k]=$dir/bin/${pkey[$k]}/perf
+		esac
+	done
+	phase "chain-$cfg" $(( $(date +%s) - t0 ))
+}
+
+# build_perf NAME PATCH...: perf in its default configuration (dynamic,
+# every feature this machine has) with the whole series, to prove the
+# series builds there; sets $perf_bin to the binary. Cached whole, in
+# $CACHE/perf-KEY.
 build_perf() {
-	local name=$1 kind=$2 key tree st t0 flags=()
-	shift 2
+	local name=$1 kind=full-patched key tree st t0
+	shift
 	key=$( { echo "$stamp"; dpkg-query -W -f='${Version}\n' linux-source-6.1 2>/dev/null;
-		patch_diffs "$@"; echo "$kind $gcc_v recipe $RECIPE";
-		case $kind in *patched) echo "lib $lib_key" ;; esac; } | sha256sum | cut -c1-16)
+		patch_diffs "$@"; echo "$kind $gcc_v recipe $RECIPE"; echo "lib $lib_key"; } | hash16)
 	tree=$CACHE/perf-$key
 	perf_bin=$tree/out/perf
 	if [ -f "$tree/.perfclock-built" ]; then
@@ -213,45 +385,45 @@ build_perf() {
 	cp -a "$src" "$tree/src"
 	st=0
 	for p in "$@"; do
-		patch -d "$tree/src" -p1 -s --no-backup-if-mismatch < "$p" >> "$log/$name-patch.log" 2>&1 ||
+		patch -d "$tree/src" -p1 -s -E --no-backup-if-mismatch < "$p" >> "$log/$name-patch.log" 2>&1 ||
 			{ echo "# $p does not apply"; st=1; }
 	done
 	result $st "$name: ${#@} patches apply to $TOPDIR"
 	[ $st -eq 0 ] || return 1
-	case $kind in
-	static-*) flags=($STATIC_FLAGS) ;;
-	esac
-	case $kind in
-	*-patched) flags+=(LIBPERFCLOCK=1) ;;
-	esac
 	t0=$(date +%s)
-	# Only the perf binary, for the default configuration too: the
-	# python binding, perf-read-vdso32, the JIT agent and the dlfilters
-	# that "make all" adds don't include the series' code. (A tree cached
-	# by "make all" holds this binary too: no new key.)
+	# Only the perf binary: the python binding, perf-read-vdso32, the
+	# JIT agent and the dlfilters that "make all" adds don't include the
+	# series' code. LIBPERFCLOCK=1 for the opt-in switch; auto-detection
+	# finds the installed package by itself.
 	make -C "$tree/src/tools/perf" O="$tree/out" -j"$JOBS" NO_LIBBFD=1 WERROR=0 \
-		"${flags[@]}" "$tree/out/perf" > "$log/$name-build.log" 2>&1
+		LIBPERFCLOCK=1 "$tree/out/perf" > "$log/$name-build.log" 2>&1
 	st=$?
 	[ $st -eq 0 ] || grep -E 'error|Error' "$log/$name-build.log" | head -n 20 | sed 's/^/# /'
 	result $st "$name perf builds ($kind, $(( $(date +%s) - t0 )) s)"
 	[ $st -eq 0 ] || return 1
-	# The patched builds compiled against the package's header (fixdep's
-	# .cmd files list every header an object included).
-	case $kind in *-patched)
-		grep -rlq --include='*.cmd' '/usr/include/perfclock/libperfclock\.h' "$tree/out"
-		result $? "$name perf includes /usr/include/perfclock/libperfclock.h (libperfclock-dev)"
-	esac
+	grep -rlq --include='*.cmd' '/usr/include/perfclock/libperfclock\.h' "$tree/out"
+	result $? "$name perf includes /usr/include/perfclock/libperfclock.h (libperfclock-dev)"
 	rm -rf "$tree/src"	# the objects and the binary are what is reused
 	touch "$tree/.perfclock-built"
 }
 
-build_perf stock static-stock "${stock_patches[@]}"
-stock_perf=$perf_bin
-build_perf patched static-patched "${patches[@]}"
-patched_perf=$perf_bin
+phase setup $(( $(date +%s) - TAP_START ))
+stock_at=$((build_at - 1))
+if [ $stock_at -eq 0 ]; then
+	# The build patch comes first: stock is the tarball itself, built
+	# as step 0 of the nolib chain.
+	echo "# the build patch is the first: stock perf is the tarball's"
+fi
+chain nolib $(( stock_at > 0 ? 1 : 0 )) "$stock_at" "$nsteps"
+chain lib "$build_at" "$nsteps"
+stock_perf=${chain_bin[nolib:$stock_at]:-}
+nolib_perf=${chain_bin[nolib:$nsteps]:-}
+patched_perf=${chain_bin[lib:$nsteps]:-}
 if ! skip full; then
-	build_perf patched-full full-patched "${patches[@]}"
+	t0=$(date +%s)
+	build_perf patched-full "${patches[@]}"
 	full_perf=$perf_bin
+	phase full $(( $(date +%s) - t0 ))
 	if [ -x "$full_perf" ]; then
 		opts=$("$full_perf" version --build-options 2>&1)
 		echo "$opts" | grep -q 'libperfclock: \[ on'
@@ -266,6 +438,13 @@ purge_lib
 result $? "libperfclock-dev and $libpkg purged after the perf builds"
 trap - EXIT
 [ -x "$stock_perf" ] && [ -x "$patched_perf" ] || finish
+# The static builds say which they are.
+"$patched_perf" version --build-options 2>&1 | grep -q 'libperfclock: \[ on'
+result $? "patched perf (lib chain, static) reports libperfclock: [ on ]"
+if [ -x "$nolib_perf" ]; then
+	! "$nolib_perf" version --build-options 2>&1 | grep -q 'libperfclock: \[ on'
+	result $? "the series with NO_LIBPERFCLOCK=1 reports no libperfclock"
+fi
 
 # has_opt BINARY "SUBCOMMAND..." OPTION (-h exits 129: don't pipe it under pipefail)
 has_opt() {
@@ -368,6 +547,7 @@ if ! skip host; then
 	grep '^#' "$log/host.out"
 	result $st "host: perf sessions ran ($(( $(date +%s) - h0 )) s)"
 	report host "host-$(uname -r)" "$log/host.out"
+	phase host $(( $(date +%s) - h0 ))
 
 	# perf kvm stat live: no KVM guest can run here (no /dev/kvm on the
 	# host, no nested KVM in the TCG guest), so no kvm_exit event ever
@@ -401,4 +581,9 @@ fi
 
 [ $stock_seen -gt 0 ]
 result $? "stock perf trace shows out-of-order events in at least one scenario ($stock_seen)"
+times="# perf-times:"
+for i in "${!phase_names[@]}"; do
+	times+=" ${phase_names[$i]}=${phase_secs[$i]}s"
+done
+echo "$times total=$(( $(date +%s) - TAP_START ))s"
 finish
