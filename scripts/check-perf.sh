@@ -41,7 +41,18 @@
 #      backend (--perfclock) and with -k mono, and with the reader stopped
 #      by SIGSTOP;
 #      Before the module is loaded, -k mono on the messaging load again
-#      (backend mono-nomod): libperfclock's membarrier horizon;
+#      (backend mono-nomod): libperfclock's membarrier horizon. Then, in
+#      the same boots, perf record's runs: stock perf record, then
+#      patched perf record --perfclock (module loaded), -a, of
+#      sched:sched_switch, sched:sched_wakeup and cpu-clock under
+#      `perf bench sched messaging -g 1 -l REC_LOOPS`, each file read by
+#      both builds (perf script, perf report --stats, perf inject); and
+#      perf top's runs (scripts/guest/perf-top.sh, where the series has
+#      them). One more boot, 8 vCPUs on this machine's 2 cores (the
+#      overcommit of make check's overcommit guests), in one regime
+#      (OVER_REGIME, default unstable), runs perf record's runs only, on
+#      the messaging load and on a light one (a shell waking every
+#      10 ms: short passes);
 #   4. on the host (no module: -k mono, libperfclock's membarrier horizon):
 #      the same messaging load, and perf trace stopped by SIGSTOP 2 s three
 #      times under `stress-ng --switch`.
@@ -53,7 +64,22 @@
 # event the output ran when each event was delivered), and TAP: a run
 # fails if patched perf had any out-of-order event or did not run; the
 # check fails if no scenario made stock perf show any (the comparison
-# would then show nothing). Then the seconds each phase took:
+# would then show nothing). For each perf record run:
+#   # perf-record regime=R scenario=S backend=B stock_ooo=N patched_ooo=N compat_ooo=N compat_peak=N patched_peak=N compat_s=X patched_s=X events=N stock_events=N stock_below=N bytes=N/N rule="..."
+# (stock_ooo: stock record read by stock perf script; patched_ooo:
+# patched record read by patched perf; compat_ooo: patched record read by
+# stock perf; compat_/patched_peak and _s: the most events the stock and
+# the patched reader held queued, and perf script's seconds, on the same
+# patched file; stock_below: lines of stock's perf script output stamped
+# below the line before, by scripts/guest/perf-order.awk; rule: the
+# patched reader's flush rule), and TAP: patched_ooo is 0 (perf's count
+# and the order of perf script's text); the stock file is read the same
+# by both builds (perf script output byte for byte, report --stats,
+# the count); the patched file read by stock perf gives no warning the
+# stock file does not (digits aside); the patched reader's peak is at
+# most 10% above stock's on the same file; it flushed at the recorded
+# horizons. The check fails if no run made stock perf record + perf
+# script show any out-of-order event. Then the seconds each phase took:
 #   # perf-times: setup=N chain-nolib=N chain-lib=N full=N ... total=N
 # Last line: "N passed, N failed, N skipped".
 #
@@ -63,8 +89,15 @@
 #   GUEST_TIMEOUT    seconds per guest boot on top of the perf sessions'
 #                    300 (default 900, scripts/vm-lib.sh)
 #   GUEST_LOOPS      perf bench sched messaging -l in the guest (default 300)
+#   GUEST_TRACE, GUEST_NOMOD_TRACE  perf trace's SCENARIO:BACKEND runs in
+#                    the regimes' boots, after and before insmod
+#   GUEST_RECORD     perf record's runs there (default msg:device; backend
+#                    mono: -k mono, patched -k mono --perfclock)
+#   OVER_RECORD      perf record's runs in the 8-vCPU guest (default
+#                    "msg:device light:device"); OVER_REGIME its regime
+#   REC_LOOPS        perf bench sched messaging -l for them (default 50)
 #   HOST_SECONDS     length of the host stall scenario (default 12)
-#   PERF_SKIP        space-separated steps to skip: guest host full
+#   PERF_SKIP        space-separated steps to skip: guest overcommit host full
 #   PERF_PATCHES     the series' directory (default patches/perf)
 # Logs: build/perf/.
 set -uo pipefail
@@ -76,6 +109,13 @@ TOPDIR=linux-source-6.1
 CACHE=${PERFCLOCK_CACHE:-/var/cache/perfclock}
 JOBS=${JOBS:-2}
 GUEST_LOOPS=${GUEST_LOOPS:-300}
+REC_LOOPS=${REC_LOOPS:-50}
+GUEST_TRACE=${GUEST_TRACE-light:device msg:device msg:mono stall:device}
+GUEST_NOMOD_TRACE=${GUEST_NOMOD_TRACE-msg:mono-nomod}
+GUEST_RECORD=${GUEST_RECORD:-msg:device}
+OVER_RECORD=${OVER_RECORD:-msg:device light:device}
+OVER_REGIME=${OVER_REGIME:-unstable}
+ORDER_CHECK="scripts/guest/perf-order.awk"
 HOST_SECONDS=${HOST_SECONDS:-12}
 PERF_SKIP=${PERF_SKIP:-}
 PERF_PATCHES=${PERF_PATCHES:-patches/perf}
@@ -502,6 +542,77 @@ report() {
 	done
 }
 
+# field NAME LINE: the value of NAME=VALUE in a PERF* line.
+field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<<"$2"; }
+# report_record GUEST FILE: the perf record runs of one boot
+# (scripts/guest/perf.sh's PERFREC/PERFREAD/PERFOE/PERFNEW lines).
+stock_rec_seen=0
+report_record() {
+	local guest=$1 file=$2 pairs pair sc be tag desc st ss sp ps pp oe_ps oe_pp
+	local so po co peak_c peak_p rule_p rule_s new rec_s rec_p oe_ooo
+	pairs=$(sed -n 's/^PERFREC scenario=\([^ ]*\) backend=\([^ ]*\) .*/\1:\2/p' "$file" | sort -u)
+	for pair in $pairs; do
+		sc=${pair%:*} be=${pair#*:}
+		tag="scenario=$sc backend=$be"
+		desc="$guest record $sc $be"
+		rec_s=$(grep "^PERFREC $tag file=stock " "$file" | tail -n 1)
+		rec_p=$(grep "^PERFREC $tag file=patched " "$file" | tail -n 1)
+		ss=$(grep "^PERFREAD $tag file=stock reader=stock " "$file" | tail -n 1)
+		sp=$(grep "^PERFREAD $tag file=stock reader=patched " "$file" | tail -n 1)
+		ps=$(grep "^PERFREAD $tag file=patched reader=stock " "$file" | tail -n 1)
+		pp=$(grep "^PERFREAD $tag file=patched reader=patched " "$file" | tail -n 1)
+		oe_ps=$(grep "^PERFOE $tag file=patched reader=stock " "$file" | tail -n 1)
+		oe_pp=$(grep "^PERFOE $tag file=patched reader=patched " "$file" | tail -n 1)
+		oe_ss=$(grep "^PERFOE $tag file=stock reader=stock " "$file" | tail -n 1)
+		so=$(field ooo "$ss") po=$(field ooo "$pp") co=$(field ooo "$ps")
+		peak_c=$(sed -n 's/.* peak \([0-9]*\) queued.*/\1/p' <<<"$oe_ps")
+		peak_p=$(sed -n 's/.* peak \([0-9]*\) queued.*/\1/p' <<<"$oe_pp")
+		rule_p=$(sed -n 's/.*flushed at: //p' <<<"$oe_pp")
+		rule_s=$(sed -n 's/.*flushed at: //p' <<<"$oe_ss")
+		echo "# perf-record regime=$guest scenario=$sc backend=$be stock_ooo=${so:-?} patched_ooo=${po:-?} compat_ooo=${co:-?} compat_peak=${peak_c:-?} patched_peak=${peak_p:-?} compat_s=$(field script_s "$ps") patched_s=$(field script_s "$pp") events=$(field lines "$pp") stock_events=$(field lines "$ss") stock_below=$(field below "$ss") bytes=$(field bytes "$rec_s")/$(field bytes "$rec_p") rule=\"${rule_p:-none}\""
+		[ -n "$so" ] && [ "$so" -gt 0 ] && stock_rec_seen=$((stock_rec_seen + 1))
+		[ "$(field rc "$rec_s")" = 0 ] && [ "$(field bytes "$rec_s")" -gt 0 ] 2>/dev/null
+		result $? "$desc: stock perf record ran ($(field bytes "$rec_s") bytes, $(field seconds "$rec_s") s)"
+		[ "$(field rc "$rec_p")" = 0 ] && [ "$(field bytes "$rec_p")" -gt 0 ] 2>/dev/null
+		result $? "$desc: patched perf record --perfclock ran ($(field bytes "$rec_p") bytes, $(field seconds "$rec_p") s)"
+		# Patched + patched: nothing out of order, by perf's counter
+		# (perf script's warning, and the report line's count) and by
+		# the text of perf script's output.
+		oe_ooo=$(sed -n 's/.*, \([0-9]*\) out of order.*/\1/p' <<<"$oe_pp")
+		[ "$(field rc "$pp")" = 0 ] && [ "${po:-x}" = 0 ] && [ "${oe_ooo:-0}" = 0 ] &&
+			[ "$(field lines "$pp")" -gt 0 ] 2>/dev/null
+		result $? "$desc: patched file read by patched perf: 0 out of order (perf script ${po:-?}, report line ${oe_ooo:-none}; $(field lines "$pp") events)"
+		[ "$(field below "$pp")" = 0 ] && [ "$(field lines "$pp")" -gt 0 ] 2>/dev/null
+		result $? "$desc: patched perf script output in timestamp order ($ORDER_CHECK: $(field below "$pp") of $(field lines "$pp") lines below the one before)"
+		# A stock file: read the same by both builds.
+		[ -n "$ss" ] && [ "$(field md5 "$ss")" = "$(field md5 "$sp")" ] &&
+			[ "$(field stats_md5 "$ss")" = "$(field stats_md5 "$sp")" ] &&
+			[ "$(field ooo "$ss")" = "$(field ooo "$sp")" ] && [ "$(field rc "$sp")" = 0 ]
+		result $? "$desc: stock file read identically by stock and patched perf (perf script output $(field md5 "$ss" | cut -c1-8)/$(field md5 "$sp" | cut -c1-8), report --stats, ${so:-?}/$(field ooo "$sp") out of order)"
+		# A patched file read by stock perf: as a stock file is.
+		new=$(grep "^PERFNEW $tag " "$file" | sed "s/^PERFNEW $tag //")
+		[ -n "$ps" ] && [ "$(field rc "$ps")" = 0 ] && [ -z "$new" ]
+		result $? "$desc: patched file read by stock perf (script, report --stats, inject): no new warning (rc $(field rc "$ps"), $co out of order)" "$new"
+		# The queue the horizon holds, against stock's rule on the same file.
+		if [ -n "$peak_c" ] && [ -n "$peak_p" ]; then
+			[ $((peak_p * 10)) -le $((peak_c * 11)) ]
+			result $? "$desc: patched reader's peak queue within 10% of stock's on the patched file ($peak_p vs $peak_c; $(field script_s "$pp") s vs $(field script_s "$ps") s)"
+		else
+			result 1 "$desc: both readers print the ordered-events report (peak queue: patched ${peak_p:-none}, stock ${peak_c:-none})"
+		fi
+		grep -q 'recorded horizons' <<<"$rule_p"
+		result $? "$desc: the patched reader flushed at the recorded horizons (${rule_p:-no report line})"
+	done
+}
+# report_top GUEST FILE: perf top's runs (scripts/guest/perf-top.sh's
+# PERFTOP lines), one "# perf-top" line each.
+report_top() {
+	local guest=$1 file=$2 line
+	while read -r line; do
+		echo "# perf-top regime=$guest ${line#PERFTOP }"
+	done < <(grep '^PERFTOP ' "$file")
+}
+
 # ---- the guest -------------------------------------------------------------------
 if ! skip guest; then
 	make -C "$snap" --no-print-directory module KDIR="$KDIR" > "$log/module.log" 2>&1
@@ -511,25 +622,56 @@ if ! skip guest; then
 	payload=$log/payload
 	mkdir -p "$payload"
 	cp scripts/guest/perf.sh "$payload/run.sh"
+	cp scripts/guest/perf-order.awk "$payload/"
 	cp "$stock_perf" "$payload/perf-stock"
 	cp "$patched_perf" "$payload/perf-patched"
 	cp "$snap/module/perfclock.ko" "$payload/"
+	# perf top's runs, where the series has them (scripts/guest/perf-top.sh).
+	[ -f scripts/guest/perf-top.sh ] && cp scripts/guest/perf-top.sh "$payload/"
+	# The two clock regimes' boots: perf trace's runs, then perf record's.
 	cat > "$payload/perf.env" <<EOF
-NOMOD_SCENARIOS="msg:mono-nomod"
-SCENARIOS="light:device msg:device msg:mono stall:device"
+NOMOD_SCENARIOS="$GUEST_NOMOD_TRACE"
+SCENARIOS="$GUEST_TRACE"
+RECORD_SCENARIOS="$GUEST_RECORD"
+REC_LOOPS=$REC_LOOPS
+TOP=1
 LOOPS=$GUEST_LOOPS
 STALLS=2
 RUN_TIMEOUT=150
 EOF
-	for regime in stable unstable; do
+	# The overcommitted guest (8 vCPUs on this machine's 2 cores, as
+	# make check's overcommit guests, selftests/run_overcommit.sh): a
+	# vCPU is descheduled between stamping a record and publishing it,
+	# so a pass over the rings can miss records older than what it read
+	# elsewhere. perf record's runs only, in one regime.
+	over=$log/payload-overcommit
+	rm -rf "$over" && cp -a "$payload" "$over"
+	cat > "$over/perf.env" <<EOF
+NOMOD_SCENARIOS=""
+SCENARIOS=""
+RECORD_SCENARIOS="$OVER_RECORD"
+REC_LOOPS=$REC_LOOPS
+TOP=0
+RUN_TIMEOUT=300
+EOF
+	for guest in stable unstable overcommit-$OVER_REGIME; do
+		regime=${guest#overcommit-} opts=(--payload "$payload") what="every perf session"
+		case $guest in overcommit-*)
+			skip overcommit && continue
+			opts=(--payload "$over" --smp 8)
+			what="perf record's runs, 8 vCPUs"
+		esac
 		g0=$(date +%s)
-		boot $regime "$log/$regime" --runs-for 300 --kernel "$VMLINUZ" --payload "$payload" \
-			--mem 2048 > "$log/guest-$regime.out" 2> "$log/guest-$regime.err"
+		boot "$regime" "$log/$guest" --runs-for 300 --kernel "$VMLINUZ" "${opts[@]}" \
+			--mem 2048 > "$log/guest-$guest.out" 2> "$log/guest-$guest.err"
 		st=$?
-		grep '^#' "$log/guest-$regime.out"
-		[ $st -eq 0 ] || sed 's/^/# /' "$log/guest-$regime.err" | tail -n 40
-		result $st "guest $regime: boots, runs every perf session and powers off ($(( $(date +%s) - g0 )) s; vm.sh exit $st)"
-		report guest "$regime" "$log/guest-$regime.out"
+		phase "guest-$guest" $(( $(date +%s) - g0 ))
+		grep '^#' "$log/guest-$guest.out"
+		[ $st -eq 0 ] || sed 's/^/# /' "$log/guest-$guest.err" | tail -n 40
+		result $st "guest $guest: boots, runs $what and powers off ($(( $(date +%s) - g0 )) s; vm.sh exit $st)"
+		report guest "$regime" "$log/guest-$guest.out"
+		report_record "$guest" "$log/guest-$guest.out"
+		report_top "$guest" "$log/guest-$guest.out"
 	done
 fi
 
@@ -581,6 +723,10 @@ fi
 
 [ $stock_seen -gt 0 ]
 result $? "stock perf trace shows out-of-order events in at least one scenario ($stock_seen)"
+if ! skip guest; then
+	[ $stock_rec_seen -gt 0 ]
+	result $? "stock perf record + perf script shows out-of-order events in at least one run ($stock_rec_seen)"
+fi
 times="# perf-times:"
 for i in "${!phase_names[@]}"; do
 	times+=" ${phase_names[$i]}=${phase_secs[$i]}s"
