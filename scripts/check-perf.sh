@@ -319,11 +319,17 @@ chain() {
 	for old in "$CACHE"/perf-chain-$cfg-*; do
 		[ "$old" = "$dir" ] || rm -rf "$old"
 	done
+	# Binaries of steps no longer in the series (22 MB each).
+	for old in "$dir"/bin/*; do
+		[ -d "$old" ] || continue
+		case " ${pkey[*]} " in *" ${old##*/} "*) ;; *) rm -rf "$old" ;; esac
+	done
 	tree=$dir/tree
 	step_ok() { [ -f "$dir/steps/${pkey[$1]}.ok" ] &&
 		{ case $keep in *" $1 "*) [ -x "$dir/bin/${pkey[$1]}/perf" ] ;; esac; }; }
+	# The first step to build: the tree must be at the step before it.
 	for ((k = first; k <= nsteps; k++)); do
-		step_ok "$k" || need=1
+		step_ok "$k" || { need=1; break; }
 	done
 	t0=$(date +%s)
 	if [ $need -eq 1 ]; then
@@ -336,9 +342,9 @@ chain() {
 		fi
 		# Its longest prefix in common with the series.
 		j=0
-		while read -r k lk; do
-			[ "$k" -eq $((j + 1)) ] && [ "$lk" = "${pkey[$k]}" ] || break
-			j=$k
+		while read -r i lk; do
+			[ "$i" -eq $((j + 1)) ] && [ "$i" -lt "$k" ] && [ "$lk" = "${pkey[$i]}" ] || break
+			j=$i
 		done < "$tree/applied.list"
 		applied_n=$(wc -l < "$tree/applied.list")
 		for ((i = applied_n; i > j; i--)); do
