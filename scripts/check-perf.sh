@@ -725,6 +725,29 @@ if ! skip host; then
 	st=$?
 	[ $st -ne 0 ] && [ $st -ne 124 ] && grep -q "Can't open /nonexistent" "$log/trace-nodev.out"
 	result $? "host: perf trace --perfclock=/nonexistent fails with a message (exit $st)"
+
+	# Without libperfclock the series changes nothing by default: the
+	# NO_LIBPERFCLOCK=1 build of the whole series prints no line that
+	# stock perf does not (digits aside), in perf trace --sort-events,
+	# perf record and perf script.
+	if [ -x "$nolib_perf" ]; then
+		for b in stock nolib; do
+			bin=$stock_perf
+			[ $b = nolib ] && bin=$nolib_perf
+			mkdir -p "$log/nolib/$b"
+			(cd "$log/nolib/$b" &&
+				timeout 60 "$bin" trace -a --sort-events -o /dev/null -- sleep 0.5 > trace.out 2>&1
+				timeout 60 "$bin" record -a -e sched:sched_switch -e cpu-clock -- sleep 0.5 \
+					> record.out 2>&1
+				timeout 60 "$bin" script > /dev/null 2> script.out)
+		done
+		for what in trace record script; do
+			new=$(sed 's/[0-9][0-9]*/N/g' "$log/nolib/nolib/$what.out" | sort -u | grep -v '^$' |
+				grep -vxFf <(sed 's/[0-9][0-9]*/N/g' "$log/nolib/stock/$what.out" | sort -u))
+			[ -z "$new" ]
+			result $? "host: the series built with NO_LIBPERFCLOCK=1 prints nothing stock perf does not (perf $what, default options)" "$new"
+		done
+	fi
 fi
 
 [ $stock_seen -gt 0 ]
