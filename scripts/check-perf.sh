@@ -96,6 +96,8 @@
 #   OVER_RECORD      perf record's runs in the 8-vCPU guest (default
 #                    "msg:device light:device"); OVER_REGIME its regime
 #   REC_LOOPS        perf bench sched messaging -l for them (default 50)
+#   GUEST_TOP        perf top's runs in the regimes' boots
+#                    (scripts/guest/perf-top.sh's PERFTOP_SCENARIOS)
 #   HOST_SECONDS     length of the host stall scenario (default 12)
 #   PERF_SKIP        space-separated steps to skip: guest overcommit host full
 #   PERF_PATCHES     the series' directory (default patches/perf)
@@ -113,9 +115,9 @@ REC_LOOPS=${REC_LOOPS:-50}
 GUEST_TRACE=${GUEST_TRACE-light:device msg:device msg:mono stall:device}
 GUEST_NOMOD_TRACE=${GUEST_NOMOD_TRACE-msg:mono-nomod}
 GUEST_RECORD=${GUEST_RECORD:-msg:device}
+GUEST_TOP=${GUEST_TOP:-light:device msg:device msg:mono stall:device}
 OVER_RECORD=${OVER_RECORD:-msg:device light:device}
 OVER_REGIME=${OVER_REGIME:-unstable}
-ORDER_CHECK="scripts/guest/perf-order.awk"
 HOST_SECONDS=${HOST_SECONDS:-12}
 PERF_SKIP=${PERF_SKIP:-}
 PERF_PATCHES=${PERF_PATCHES:-patches/perf}
@@ -513,28 +515,41 @@ stock_seen=0
 # field LINE NAME: the number after "NAME" in perf's "Sorted events:" line.
 num() { echo "$1" | sed -n "s/.* \([0-9][0-9.]*\) $2.*/\1/p"; }
 lag() { echo "$1" | sed -n "s/.*$2 \([0-9.]*\) ms.*/\1/p"; }
-# report WHERE REGIME FILE: the PERFRUN lines of one run of scripts/guest/perf.sh.
+# report WHERE REGIME FILE [top]: the PERFRUN lines of one run of
+# scripts/guest/perf.sh (perf trace), or with "top" the PERFTOP lines of
+# scripts/guest/perf-top.sh (perf top: one "# perf-top" line per run pair,
+# its lag on the same line).
+stock_top_seen=0
 report() {
-	local where=$1 regime=$2 file=$3 pairs sc be s p so po ev rule desc st
-	pairs=$(sed -n 's/^PERFRUN scenario=\([^ ]*\) backend=\([^ ]*\) .*/\1:\2/p' "$file" | sort -u)
+	local where=$1 regime=$2 file=$3 tool=${4:-trace} pairs sc be s p so po ev rule desc st
+	local runl=PERFRUN rulel=PERFRULE counts lags
+	[ "$tool" = top ] && runl=PERFTOP rulel=PERFTOPRULE
+	pairs=$(sed -n "s/^$runl scenario=\([^ ]*\) backend=\([^ ]*\) .*/\1:\2/p" "$file" | sort -u)
 	for pair in $pairs; do
 		sc=${pair%:*} be=${pair#*:}
-		s=$(grep "^PERFRUN scenario=$sc backend=$be build=stock " "$file" | tail -n 1)
-		p=$(grep "^PERFRUN scenario=$sc backend=$be build=patched " "$file" | tail -n 1)
-		rule=$(grep "^PERFRULE scenario=$sc backend=$be build=patched " "$file" | tail -n 1 |
+		s=$(grep "^$runl scenario=$sc backend=$be build=stock " "$file" | tail -n 1)
+		p=$(grep "^$runl scenario=$sc backend=$be build=patched " "$file" | tail -n 1)
+		rule=$(grep "^$rulel scenario=$sc backend=$be build=patched " "$file" | tail -n 1 |
 			sed 's/.*Flushed at: //')
 		so=$(num "$s" 'out of order') po=$(num "$p" 'out of order')
 		ev=$(num "$p" 'events,')
-		echo "# perf-trace scenario=$sc regime=$regime backend=$be stock_ooo=${so:-?} patched_ooo=${po:-?} stock_lost=$(num "$s" lost) patched_lost=$(num "$p" lost) events=${ev:-?}"
-		echo "# perf-lag scenario=$sc regime=$regime backend=$be stock_lag_mean_ms=$(lag "$s" mean) stock_lag_max_ms=$(lag "$s" max) patched_lag_mean_ms=$(lag "$p" mean) patched_lag_max_ms=$(lag "$p" max) stock_events=$(num "$s" 'events,') patched_rule=\"$rule\""
+		counts="stock_ooo=${so:-?} patched_ooo=${po:-?} stock_lost=$(num "$s" lost) patched_lost=$(num "$p" lost) events=${ev:-?}"
+		lags="stock_lag_mean_ms=$(lag "$s" mean) stock_lag_max_ms=$(lag "$s" max) patched_lag_mean_ms=$(lag "$p" mean) patched_lag_max_ms=$(lag "$p" max) stock_events=$(num "$s" 'events,') patched_rule=\"$rule\""
+		if [ "$tool" = top ]; then
+			echo "# perf-top scenario=$sc regime=$regime backend=$be $counts $lags"
+			[ -n "$so" ] && [ "$so" -gt 0 ] && stock_top_seen=$((stock_top_seen + 1))
+		else
+			echo "# perf-trace scenario=$sc regime=$regime backend=$be $counts"
+			echo "# perf-lag scenario=$sc regime=$regime backend=$be $lags"
+			[ -n "$so" ] && [ "$so" -gt 0 ] && stock_seen=$((stock_seen + 1))
+		fi
 		desc="$where $regime $sc $be"
 		st=1
 		[ -n "$so" ] && [ "$(num "$s" 'events,')" -gt 0 ] && st=0
-		result $st "$desc: stock perf trace ran (${so:-no} out-of-order events)"
-		[ -n "$so" ] && [ "$so" -gt 0 ] && stock_seen=$((stock_seen + 1))
+		result $st "$desc: stock perf $tool ran (${so:-no} out-of-order events)"
 		st=1
 		[ -n "$po" ] && [ "$po" -eq 0 ] && [ "${ev:-0}" -gt 0 ] && st=0
-		result $st "$desc: patched perf trace ran with no out-of-order event (${po:-no run}, ${ev:-0} events)"
+		result $st "$desc: patched perf $tool ran with no out-of-order event (${po:-no run}, ${ev:-0} events)"
 		# Every horizon is exact: the device backend's; -k mono's with
 		# the module loaded (libperfclock takes the clockid's horizon
 		# from it); and -k mono's without the module (mono-nomod in the
@@ -542,7 +557,7 @@ report() {
 		case $where:$be in
 		guest:*|*:device|host:mono)
 			echo "$rule" | grep -q 'exact'
-			result $? "$desc: patched perf used an exact horizon ($rule)"
+			result $? "$desc: patched perf $tool used an exact horizon ($rule)"
 			;;
 		esac
 	done
@@ -555,7 +570,7 @@ field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<<"$2"; }
 stock_rec_seen=0
 report_record() {
 	local guest=$1 file=$2 pairs pair sc be tag desc st ss sp ps pp oe_ps oe_pp
-	local so po co peak_c peak_p rule_p rule_s new rec_s rec_p oe_ooo
+	local so po co peak_c peak_p rule_p rule_s new rec_s rec_p oe_ooo oe_ss oc
 	pairs=$(sed -n 's/^PERFREC scenario=\([^ ]*\) backend=\([^ ]*\) .*/\1:\2/p' "$file" | sort -u)
 	for pair in $pairs; do
 		sc=${pair%:*} be=${pair#*:}
@@ -588,8 +603,10 @@ report_record() {
 		[ "$(field rc "$pp")" = 0 ] && [ "${po:-x}" = 0 ] && [ "${oe_ooo:-0}" = 0 ] &&
 			[ "$(field lines "$pp")" -gt 0 ] 2>/dev/null
 		result $? "$desc: patched file read by patched perf: 0 out of order (perf script ${po:-?}, report line ${oe_ooo:-none}; $(field lines "$pp") events)"
-		[ "$(field below "$pp")" = 0 ] && [ "$(field lines "$pp")" -gt 0 ] 2>/dev/null
-		result $? "$desc: patched perf script output in timestamp order ($ORDER_CHECK: $(field below "$pp") of $(field lines "$pp") lines below the one before)"
+		oc=$(field order_check "$pp")
+		[ "$(field below "$pp")" = 0 ] && [ "$(field lines "$pp")" -gt 0 ] 2>/dev/null &&
+			case ${oc:--} in -|0) true ;; *) false ;; esac
+		result $? "$desc: patched perf script output in timestamp order (scripts/guest/perf-order.awk: $(field below "$pp") of $(field lines "$pp") lines below the one before; scripts/perf-order-check.sh: $(case ${oc:--} in -) echo "not run ($order_check_state)" ;; *) echo "$oc out of order" ;; esac))"
 		# A stock file: read the same by both builds.
 		[ -n "$ss" ] && [ "$(field md5 "$ss")" = "$(field md5 "$sp")" ] &&
 			[ "$(field stats_md5 "$ss")" = "$(field stats_md5 "$sp")" ] &&
@@ -610,14 +627,6 @@ report_record() {
 		result $? "$desc: the patched reader flushed at the recorded horizons (${rule_p:-no report line})"
 	done
 }
-# report_top GUEST FILE: perf top's runs (scripts/guest/perf-top.sh's
-# PERFTOP lines), one "# perf-top" line each.
-report_top() {
-	local guest=$1 file=$2 line
-	while read -r line; do
-		echo "# perf-top regime=$guest ${line#PERFTOP }"
-	done < <(grep '^PERFTOP ' "$file")
-}
 
 # ---- the guest -------------------------------------------------------------------
 if ! skip guest; then
@@ -632,8 +641,10 @@ if ! skip guest; then
 	cp "$stock_perf" "$payload/perf-stock"
 	cp "$patched_perf" "$payload/perf-patched"
 	cp "$snap/module/perfclock.ko" "$payload/"
-	# perf top's runs, where the series has them (scripts/guest/perf-top.sh).
+	# perf top's runs, where the series has them (scripts/guest/perf-top.sh),
+	# and the independent order checker of perf script's output.
 	[ -f scripts/guest/perf-top.sh ] && cp scripts/guest/perf-top.sh "$payload/"
+	[ -f scripts/perf-order-check.sh ] && cp scripts/perf-order-check.sh "$payload/"
 	# The two clock regimes' boots: perf trace's runs, then perf record's.
 	cat > "$payload/perf.env" <<EOF
 NOMOD_SCENARIOS="$GUEST_NOMOD_TRACE"
@@ -641,6 +652,7 @@ SCENARIOS="$GUEST_TRACE"
 RECORD_SCENARIOS="$GUEST_RECORD"
 REC_LOOPS=$REC_LOOPS
 TOP=1
+PERFTOP_SCENARIOS="$GUEST_TOP"
 LOOPS=$GUEST_LOOPS
 STALLS=2
 RUN_TIMEOUT=150
@@ -676,8 +688,10 @@ EOF
 		[ $st -eq 0 ] || sed 's/^/# /' "$log/guest-$guest.err" | tail -n 40
 		result $st "guest $guest: boots, runs $what and powers off ($(( $(date +%s) - g0 )) s; vm.sh exit $st)"
 		report guest "$regime" "$log/guest-$guest.out"
+		order_check_state=$(sed -n 's/^# scripts\/perf-order-check.sh: \([a-z]*\) .*/\1/p' "$log/guest-$guest.out" | head -n 1)
+		[ -f scripts/perf-order-check.sh ] || order_check_state="not in the tree"
 		report_record "$guest" "$log/guest-$guest.out"
-		report_top "$guest" "$log/guest-$guest.out"
+		report guest "$guest" "$log/guest-$guest.out" top
 	done
 fi
 

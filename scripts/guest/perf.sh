@@ -220,7 +220,14 @@ rec() {
 				rm -f "$out.v.err"
 			fi
 			set -- $(awk -f ./perf-order.awk "$out.script")
-			echo "PERFREAD $tag file=$file reader=$reader rc=$rc lines=$1 below=$2" \
+			# scripts/perf-order-check.sh's count, where it is here and
+			# reads busybox awk's numbers right (order_check: unusable).
+			oc=-
+			if [ "$order_check" = ok ]; then
+				oc=$(sh ./perf-order-check.sh "$out.script" 2>/dev/null |
+					sed -n 's/.* timestamps, \([0-9]*\) out of order.*/\1/p')
+			fi
+			echo "PERFREAD $tag file=$file reader=$reader rc=$rc lines=$1 below=$2 order_check=${oc:-?}" \
 				"md5=$(md5sum < "$out.script" | cut -c1-32) ooo=$(warned_ooo "$out.script.err")" \
 				"script_s=$(secs "$t0" "$t1") stats_s=$(secs "$t1" "$t2")" \
 				"stats_md5=$(md5sum < "$out.stats" | cut -c1-32)"
@@ -242,6 +249,16 @@ rec() {
 }
 if [ -n "${RECORD_SCENARIOS:-}" ]; then
 	echo "# perf record runs: $RECORD_SCENARIOS (messaging -g ${REC_GROUPS:-1} -l ${REC_LOOPS:-50}), $(free -m | awk 'NR == 2 { print $2 }') MB"
+	# The independent order checker (scripts/perf-order-check.sh), if
+	# the payload has it: first on two lines in order whose fractions
+	# busybox awk would read as octal (012345700) or not (012345679).
+	order_check=none
+	if [ -f ./perf-order-check.sh ]; then
+		order_check=unusable
+		printf 'a 1 [000] 1.012345679: x\na 1 [000] 1.012345700: x\n' > "$tmp/order-test"
+		sh ./perf-order-check.sh "$tmp/order-test" >/dev/null 2>&1 && order_check=ok
+		echo "# scripts/perf-order-check.sh: $order_check (two lines in order: $(sh ./perf-order-check.sh "$tmp/order-test" 2>/dev/null))"
+	fi
 fi
 for s in ${RECORD_SCENARIOS:-}; do
 	rec "${s%:*}" "${s#*:}"
