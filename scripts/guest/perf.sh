@@ -118,7 +118,11 @@ run() {
 	echo "PERFRUN scenario=$scenario backend=$backend build=$build rc=$rc $line"
 	rule=$(grep '^Flushed at:' "$err" | tail -n 1)
 	[ -n "$rule" ] && echo "PERFRULE scenario=$scenario backend=$backend build=$build $rule"
-	grep -v '^Sorted events:\|^Flushed at:\|^$' "$err" | head -n 5 | sed 's/^/# perf: /'
+	# Other lines (a warning, the horizon taken), less what -v adds on
+	# every run.
+	grep -v '^Sorted events:\|^Flushed at:\|^$' "$err" |
+		grep -v '^Using CPUID\|^Problems creating module maps\|^couldn.t open /proc/\|^mmap size' |
+		head -n 5 | sed 's/^/# perf: /'
 }
 
 if [ "${PERF_HOST:-0}" != 1 ]; then
