@@ -237,6 +237,11 @@ else
 fi
 libdeb=$debs/${libpkg}_${version}_$arch.deb
 devdeb=$debs/libperfclock-dev_${version}_$arch.deb
+# The packages are the machine's, not the cache's: another check-perf
+# with another cache would purge them under this run's builds (or this
+# one under its). One holder at a time, from install to purge.
+exec 8>/run/lock/perfclock-check-perf-libperfclock.lock
+flock 8
 # What perf is built against: the packages' files (names and contents),
 # so the perf cache key follows the installed -dev, not the tree.
 # (Not /usr/share: the changelog's date follows VERSION's mtime.)
@@ -485,6 +490,7 @@ flock -u 9
 purge_lib
 result $? "libperfclock-dev and $libpkg purged after the perf builds"
 trap - EXIT
+flock -u 8
 [ -x "$stock_perf" ] && [ -x "$patched_perf" ] || finish
 # The static builds say which they are.
 "$patched_perf" version --build-options 2>&1 | grep -q 'libperfclock: \[ on'
