@@ -259,6 +259,15 @@ st=$?
 result $st "libperfclock-dev and $libpkg installed (dpkg -i, $lib_key)"
 [ $st -eq 0 ] || finish
 trap 'purge_lib' EXIT	# also if a build fails or the run is stopped
+# ensure_lib: the packages are still installed (a check-perf of a tree
+# without the lock above, run meanwhile, may have purged them); if not,
+# installed again, saying so. True if they were there.
+ensure_lib() {
+	pkg-config --exists libperfclock && [ -f /usr/include/perfclock/libperfclock.h ] && return 0
+	echo "# libperfclock-dev was purged under this run (another check-perf?): installing it again"
+	dpkg_waiting -i "$libdeb" "$devdeb" >> "$log/lib-install.log" 2>&1
+	return 1
+}
 v=$(pkg-config --modversion libperfclock 2>&1)
 [ "$v" = "$version" ]
 result $? "pkg-config finds the installed libperfclock $v ($(pkg-config --cflags --libs libperfclock))"
@@ -302,9 +311,19 @@ for i in "${!patches[@]}"; do
 	pkey+=("$( { echo "${pkey[$i]}"; patch_diffs "${patches[$i]}"; } | hash16)")
 done
 nsteps=${#patches[@]}
-# Seconds per phase, for the closing "# perf-times" line.
+# Seconds per phase, for the closing "# perf-times" line, printed by
+# finish() whenever the run ends.
 phase_names=() phase_secs=()
 phase() { phase_names+=("$1"); phase_secs+=("$2"); }
+eval "tap_$(declare -f finish)"
+finish() {
+	local times="# perf-times:" i
+	for i in "${!phase_names[@]}"; do
+		times+=" ${phase_names[$i]}=${phase_secs[$i]}s"
+	done
+	echo "$times total=$(( $(date +%s) - TAP_START ))s"
+	tap_finish
+}
 
 # chain CONFIG FIRST KEEP...: builds steps FIRST..N of the series in
 # configuration CONFIG (nolib or lib), applying the ones before FIRST
@@ -392,11 +411,16 @@ chain() {
 			result 0 "$desc: builds with WERROR=1 (cached)"
 		else
 			t1=$(date +%s)
-			make -C "$tree/src/tools/perf" O="$tree/out" -j"$JOBS" "${flags[@]}" \
-				"$tree/out/perf" > "$log/chain-$cfg-$k.log" 2>&1
-			st=$?
+			for try in 1 2; do
+				[ "$cfg" = lib ] && ensure_lib
+				make -C "$tree/src/tools/perf" O="$tree/out" -j"$JOBS" "${flags[@]}" \
+					"$tree/out/perf" > "$log/chain-$cfg-$k.log" 2>&1
+				st=$?
+				# Once more if the library went away during the build.
+				[ $st -ne 0 ] && [ "$cfg" = lib ] && ! ensure_lib || break
+			done
 			[ $st -eq 0 ] ||
-				grep -E 'error|Error' "$log/chain-$cfg-$k.log" | head -n 20 | sed 's/^/# /'
+				grep -E 'error|Error|\*\*\*' "$log/chain-$cfg-$k.log" | head -n 20 | sed 's/^/# /'
 			result $st "$desc: builds with WERROR=1 ($(( $(date +%s) - t1 )) s)"
 			if [ $st -eq 0 ]; then
 				case $keep in *" $k "*)
@@ -448,10 +472,14 @@ build_perf() {
 	# JIT agent and the dlfilters that "make all" adds don't include the
 	# series' code. LIBPERFCLOCK=1 for the opt-in switch; auto-detection
 	# finds the installed package by itself.
-	make -C "$tree/src/tools/perf" O="$tree/out" -j"$JOBS" NO_LIBBFD=1 WERROR=0 \
-		LIBPERFCLOCK=1 "$tree/out/perf" > "$log/$name-build.log" 2>&1
-	st=$?
-	[ $st -eq 0 ] || grep -E 'error|Error' "$log/$name-build.log" | head -n 20 | sed 's/^/# /'
+	for try in 1 2; do
+		ensure_lib
+		make -C "$tree/src/tools/perf" O="$tree/out" -j"$JOBS" NO_LIBBFD=1 WERROR=0 \
+			LIBPERFCLOCK=1 "$tree/out/perf" > "$log/$name-build.log" 2>&1
+		st=$?
+		[ $st -ne 0 ] && ! ensure_lib || break
+	done
+	[ $st -eq 0 ] || grep -E 'error|Error|\*\*\*' "$log/$name-build.log" | head -n 20 | sed 's/^/# /'
 	result $st "$name perf builds ($kind, $(( $(date +%s) - t0 )) s)"
 	[ $st -eq 0 ] || return 1
 	grep -rlq --include='*.cmd' '/usr/include/perfclock/libperfclock\.h' "$tree/out"
@@ -776,9 +804,4 @@ if ! skip guest; then
 	[ $stock_rec_seen -gt 0 ]
 	result $? "stock perf record + perf script shows out-of-order events in at least one run ($stock_rec_seen)"
 fi
-times="# perf-times:"
-for i in "${!phase_names[@]}"; do
-	times+=" ${phase_names[$i]}=${phase_secs[$i]}s"
-done
-echo "$times total=$(( $(date +%s) - TAP_START ))s"
 finish
