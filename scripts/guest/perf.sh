@@ -121,7 +121,7 @@ run() {
 	# Other lines (a warning, the horizon taken), less what -v adds on
 	# every run.
 	grep -v '^Sorted events:\|^Flushed at:\|^$' "$err" |
-		grep -v '^Using CPUID\|^Problems creating module maps\|^couldn.t open /proc/\|^mmap size' |
+		grep -v '^Using CPUID\|^Problems creating module maps\|^couldn.t open /proc/\|^mmap size\|^maps__set_modules_path_dir\|^Problems setting modules path maps' |
 		head -n 5 | sed 's/^/# perf: /'
 }
 
