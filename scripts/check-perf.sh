@@ -748,9 +748,10 @@ if ! skip host; then
 	# perf kvm stat live: no KVM guest can run here (no /dev/kvm on the
 	# host, no nested KVM in the TCG guest), so no kvm_exit event ever
 	# comes. What can run: both builds start, read their (empty) rings
-	# until SIGINT and print the out-of-order report; --perfclock without
-	# the device fails with a message. SIGINT stops it, once it has set
-	# its handler: a background job inherits SIGINT ignored, hence
+	# until SIGINT and print the out-of-order report (with -v: the series
+	# prints it only then); --perfclock without the device fails with a
+	# message. SIGINT stops it, once it has set its handler: a background
+	# job inherits SIGINT ignored, hence
 	# env --default-signal, and -p $$ keeps the thread synthesis short.
 	# Its stdin must not be readable: each pass stores "was 'q' typed"
 	# into the flag SIGINT sets, so /dev/null would undo the SIGINT.
@@ -758,7 +759,7 @@ if ! skip host; then
 		bin=$stock_perf
 		[ $b = patched ] && bin=$patched_perf
 		# (in build/perf: perf kvm stat live writes an empty perf.data)
-		(cd "$log" && timeout -k 20 -s INT 5 env --default-signal=INT "$bin" kvm stat live \
+		(cd "$log" && timeout -k 20 -s INT 5 env --default-signal=INT "$bin" kvm stat live -v \
 			-d 1 -p $$ < <(sleep 30) > "kvm-$b.out" 2>&1)
 		grep -q '^Sorted events:' "$log/kvm-$b.out"
 		result $? "host: $b perf kvm stat live runs and reports ($(grep '^Sorted events:' "$log/kvm-$b.out"))"
