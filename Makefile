@@ -28,10 +28,13 @@
 #                        injection under a debug kernel (KASAN, lockdep,
 #                        UBSAN, kmemleak) built from linux-source-6.1 and
 #                        cached in /var/cache/perfclock; FUZZ_SECONDS=
-#   make check-perf      perf itself as the client: stock and patched perf
-#                        (patches/perf/ on linux-source-6.1, cached in
-#                        /var/cache/perfclock) on the same load, in QEMU
-#                        guests (both clock regimes) and on the host
+#   make check-perf      perf itself as the client: every step of
+#                        patches/perf/ on linux-source-6.1 built with
+#                        WERROR=1 with and without libperfclock (cached in
+#                        /var/cache/perfclock); stock and patched perf
+#                        trace, perf record + readers and perf top on the
+#                        same load, in QEMU guests (both clock regimes, and
+#                        8 vCPUs overcommitted) and on the host
 #
 # The kernel tree: KDIR= wins; else KERNELRELEASE= (as DKMS passes it)
 # gives /lib/modules/$(KERNELRELEASE)/build; else the running kernel's

@@ -13,10 +13,15 @@
 # N events, N out of order, N lost, output lag ...") and, for patched
 # perf, its "Flushed at:" line follows as a PERFRULE line.
 #
+# Then perf record's runs (RECORD_SCENARIOS, below: PERFREC, PERFREAD,
+# PERFOE and PERFNEW lines) and, with TOP=1, perf top's
+# (./perf-top.sh, its PERFTOP lines).
+#
 # /payload holds perf-stock and perf-patched (static builds of the same
 # tarball, the first with the series' stock-semantics patches only),
-# perfclock.ko, and perf.env (NOMOD_SCENARIOS, run before insmod,
-# SCENARIOS, LOOPS, STALLS, RUN_TIMEOUT).
+# perfclock.ko, perf-order.awk, perf-top.sh if the series has it, and
+# perf.env (NOMOD_SCENARIOS, run before insmod, SCENARIOS, LOOPS, STALLS,
+# RUN_TIMEOUT, RECORD_SCENARIOS, REC_LOOPS, REC_PATCHED_OPTS, TOP).
 #
 # On the host (check-perf.sh runs it there too) PERF_HOST=1 and the
 # environment gives PERF_STOCK, PERF_PATCHED, PERF_DIR (scratch),
@@ -49,7 +54,8 @@ run() {
 	build=$1 scenario=$2 backend=$3
 	perf=$PERF_STOCK
 	[ "$build" = patched ] && perf=$PERF_PATCHED
-	opts="-a --sort-events -o /dev/null"
+	# -v: the series prints its "Sorted events:" report only with it.
+	opts="-v -a --sort-events -o /dev/null"
 	case $backend in
 	device) [ "$build" = patched ] && opts="$opts --perfclock" ;;
 	mono|mono-nomod) opts="$opts -k mono" ;;
@@ -112,7 +118,11 @@ run() {
 	echo "PERFRUN scenario=$scenario backend=$backend build=$build rc=$rc $line"
 	rule=$(grep '^Flushed at:' "$err" | tail -n 1)
 	[ -n "$rule" ] && echo "PERFRULE scenario=$scenario backend=$backend build=$build $rule"
-	grep -v '^Sorted events:\|^Flushed at:\|^$' "$err" | head -n 5 | sed 's/^/# perf: /'
+	# Other lines (a warning, the horizon taken), less what -v adds on
+	# every run.
+	grep -v '^Sorted events:\|^Flushed at:\|^$' "$err" |
+		grep -v '^Using CPUID\|^Problems creating module maps\|^couldn.t open /proc/\|^mmap size\|^maps__set_modules_path_dir\|^Problems setting modules path maps' |
+		head -n 5 | sed 's/^/# perf: /'
 }
 
 if [ "${PERF_HOST:-0}" != 1 ]; then
@@ -137,5 +147,130 @@ for s in $SCENARIOS; do
 		run $build "$scenario" "$backend"
 	done
 done
+
+# ---- perf record and its readers ---------------------------------------------------
+# rec SCENARIO BACKEND: stock perf record, then patched perf record with
+# the horizon (device: --perfclock; mono: -k mono --perfclock, stock -k
+# mono), of the scheduler tracepoints and cpu-clock samples under the
+# scenario's load; then each file read by both builds (perf script,
+# perf report --stats, perf inject). Prints
+#   PERFREC scenario=S backend=B file=F rc=N bytes=N seconds=X
+#   PERFREAD scenario=S backend=B file=F reader=R rc=N lines=N below=N md5=M
+#            ooo=N script_s=X stats_s=X stats_md5=M
+#   PERFOE scenario=S backend=B file=F reader=R Ordered events: ...
+#   PERFNEW scenario=S backend=B <a warning line>
+# (F: the build that recorded the file, R: the build that read it;
+# lines: perf script's output lines, below: those stamped below the line
+# before, by scripts/guest/perf-order.awk; ooo: the reader's
+# out-of-order count, perf script's "N out of order events recorded."
+# warning; PERFOE: the reader's report line, from perf report --stats,
+# or from perf script -v if that has none; PERFNEW: a line the stock
+# reader wrote on stderr for the patched file and not for the stock one,
+# digits aside: a new warning.)
+REC_EVENTS="-e sched:sched_switch -e sched:sched_wakeup -e cpu-clock"
+now() { cut -d' ' -f1 /proc/uptime; }
+secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b - a }'; }
+bytes() { wc -c < "$1" 2>/dev/null || echo 0; }
+# The "N out of order events recorded." warning's N (0 without one).
+warned_ooo() {
+	n=$(sed -n 's/ out of order events recorded.*//p' "$@" | awk '{ print $NF }' | tail -n 1)
+	echo "${n:-0}"
+}
+rec() {
+	scenario=$1 backend=$2
+	tag="scenario=$scenario backend=$backend"
+	case $scenario in
+	msg)	set -- "$PERF_STOCK" bench sched messaging -g "${REC_GROUPS:-1}" -l "${REC_LOOPS:-50}" ;;
+	# Short passes: a shell waking every 10 ms for 2 s.
+	light)	set -- sh -c 'i=0; while [ $i -lt 200 ]; do sleep 0.01; i=$((i + 1)); done' ;;
+	*)	echo "# unknown record scenario $scenario"; return ;;
+	esac
+	for file in stock patched; do
+		perf=$PERF_STOCK opts="-a"
+		[ "$backend" = mono ] && opts="$opts -k mono"
+		[ "$file" = patched ] && perf=$PERF_PATCHED opts="$opts ${REC_PATCHED_OPTS---perfclock}"
+		data=$tmp/rec-$scenario-$backend-$file.data
+		t0=$(now)
+		# -B -N: no build-id pass at the end (it reads the whole file
+		# again, seconds under TCG, and changes nothing in the order).
+		# shellcheck disable=SC2086
+		timeout "$RUN_TIMEOUT" $perf record -B -N $opts $REC_EVENTS -o "$data" -- \
+			"$@" >/dev/null 2>"$data.err"
+		rc=$?
+		echo "PERFREC $tag file=$file rc=$rc bytes=$(bytes "$data") seconds=$(secs "$t0" "$(now)")"
+		[ $rc -eq 0 ] || tail -n 5 "$data.err" | sed 's/^/# perf record: /'
+	done
+	for file in stock patched; do
+		data=$tmp/rec-$scenario-$backend-$file.data
+		[ -s "$data" ] || continue	# not recorded: said above
+		for reader in stock patched; do
+			perf=$PERF_STOCK
+			[ "$reader" = patched ] && perf=$PERF_PATCHED
+			out=$tmp/read-$scenario-$backend-$file-$reader
+			t0=$(now)
+			$perf script --ns -i "$data" > "$out.script" 2> "$out.script.err"
+			rc=$?
+			t1=$(now)
+			$perf report --stats -i "$data" > "$out.stats" 2> "$out.stats.err"
+			[ $? -eq 0 ] || rc=$((rc + 100))
+			t2=$(now)
+			$perf inject -i "$data" -o "$out.inject" > /dev/null 2> "$out.inject.err"
+			[ $? -eq 0 ] || rc=$((rc + 1000))
+			rm -f "$out.inject"
+			oe=$(grep -h '^Ordered events:' "$out.stats.err" | tail -n 1)
+			if [ -z "$oe" ]; then
+				$perf script -v -i "$data" > /dev/null 2> "$out.v.err"
+				oe=$(grep -h '^Ordered events:' "$out.v.err" | tail -n 1)
+				rm -f "$out.v.err"
+			fi
+			set -- $(awk -f ./perf-order.awk "$out.script")
+			# scripts/perf-order-check.sh's count, where it is here and
+			# reads busybox awk's numbers right (order_check: unusable).
+			oc=-
+			if [ "$order_check" = ok ]; then
+				oc=$(sh ./perf-order-check.sh "$out.script" 2>/dev/null |
+					sed -n 's/.* timestamps, \([0-9]*\) out of order.*/\1/p')
+			fi
+			echo "PERFREAD $tag file=$file reader=$reader rc=$rc lines=$1 below=$2 order_check=${oc:-?}" \
+				"md5=$(md5sum < "$out.script" | cut -c1-32) ooo=$(warned_ooo "$out.script.err")" \
+				"script_s=$(secs "$t0" "$t1") stats_s=$(secs "$t1" "$t2")" \
+				"stats_md5=$(md5sum < "$out.stats" | cut -c1-32)"
+			[ -n "$oe" ] && echo "PERFOE $tag file=$file reader=$reader $oe"
+			[ $rc -eq 0 ] || cat "$out.script.err" "$out.stats.err" | head -n 5 | sed 's/^/# perf: /'
+			rm -f "$out.script"
+		done
+	done
+	# A patched file read by stock perf: no warning that the stock file
+	# does not give too (digits aside).
+	base=$tmp/read-$scenario-$backend
+	for what in script stats inject; do
+		[ -f "$base-patched-stock.$what.err" ] || continue
+		sed 's/[0-9][0-9]*/N/g' "$base-stock-stock.$what.err" | sort -u > "$base.known"
+		sed 's/[0-9][0-9]*/N/g' "$base-patched-stock.$what.err" | sort -u | grep -v '^$' |
+			grep -vxFf "$base.known" | sed "s/^/PERFNEW $tag $what: /"
+	done
+	rm -f "$tmp"/rec-"$scenario"-"$backend"-*.data "$base"*
+}
+if [ -n "${RECORD_SCENARIOS:-}" ]; then
+	echo "# perf record runs: $RECORD_SCENARIOS (messaging -g ${REC_GROUPS:-1} -l ${REC_LOOPS:-50}), $(free -m | awk 'NR == 2 { print $2 }') MB"
+	# The independent order checker (scripts/perf-order-check.sh), if
+	# the payload has it: first on two lines in order whose fractions
+	# busybox awk would read as octal (012345700) or not (012345679).
+	order_check=none
+	if [ -f ./perf-order-check.sh ]; then
+		order_check=unusable
+		printf 'a 1 [000] 1.012345679: x\na 1 [000] 1.012345700: x\n' > "$tmp/order-test"
+		sh ./perf-order-check.sh "$tmp/order-test" >/dev/null 2>&1 && order_check=ok
+		echo "# scripts/perf-order-check.sh: $order_check (two lines in order: $(sh ./perf-order-check.sh "$tmp/order-test" 2>/dev/null))"
+	fi
+fi
+for s in ${RECORD_SCENARIOS:-}; do
+	rec "${s%:*}" "${s#*:}"
+done
+
+# ---- perf top (scripts/guest/perf-top.sh) ----------------------------------------
+if [ -f ./perf-top.sh ] && [ "${TOP:-0}" = 1 ]; then
+	PERF_STOCK=$PERF_STOCK PERF_PATCHED=$PERF_PATCHED sh ./perf-top.sh
+fi
 [ "${PERF_HOST:-0}" = 1 ] || rmmod perfclock
 exit 0
