@@ -3,7 +3,7 @@
 #
 # scripts/test-vm-lib.sh — the host-side decisions of scripts/vm-lib.sh,
 # as TAP lines for scripts/check.sh (section lint): when boot() may boot
-# a guest once more after a soft lockup. The fixture is a real report
+# a guest once more after a soft lockup, or after it froze. The fixture is a real report
 # (scripts/testdata/tcg-lockup-console.log: CI's stable demo guest, the
 # module loaded, CPU 0 in text_poke_bp_batch() waiting for CPU 1); the
 # variants are made from it here.
@@ -47,3 +47,39 @@ verdict fail "no panic (the report cut short)" "$tmp/nopanic"
 
 : > "$tmp/empty"
 verdict fail "a clean console" "$tmp/empty"
+
+# froze WANT NAME DIR: when a guest that timed out went silent as a whole.
+froze() {
+	local got=fail
+	guest_froze "$3" "$now" && got=retry
+	[ "$got" = "$1" ]
+	result $? "vm-lib: $2: $1 (got $got)"
+}
+now=$(date +%s)
+mkguest() {	# mkguest DIR SECONDS-AGO [KERNEL-LINE]
+	mkdir -p "$1"
+	{ echo 'perfclock-init: running the payload'; [ -n "${3:-}" ] && echo "$3"; } > "$1/console.log"
+	echo '# === kernel' > "$1/payload.log"
+	touch -d "@$((now - $2))" "$1/console.log" "$1/payload.log"
+}
+mkguest "$tmp/frozen" 600
+froze retry "silent for 600 s, no kernel report" "$tmp/frozen"
+# The real one (scripts/testdata/tcg-frozen-*.log: make check's unstable
+# guest, its payload's last line at 21:22:02, stopped at 21:36:01).
+mkdir -p "$tmp/real"
+cp scripts/testdata/tcg-frozen-console.log "$tmp/real/console.log"
+cp scripts/testdata/tcg-frozen-payload.log "$tmp/real/payload.log"
+touch -d "@$((now - 865))" "$tmp/real/console.log"
+touch -d "@$((now - 839))" "$tmp/real/payload.log"
+froze retry "the guest that froze in make check (real logs)" "$tmp/real"
+mkguest "$tmp/busy" 600
+touch -d "@$((now - 20))" "$tmp/busy/payload.log"
+froze fail "the payload wrote 20 s before the end (slow, not frozen)" "$tmp/busy"
+mkguest "$tmp/hung" 600 '[  250.1] INFO: task perfclock_hori:123 blocked for more than 120 seconds.'
+froze fail "a hung-task report" "$tmp/hung"
+mkguest "$tmp/stall" 600 '[   40.2] rcu: INFO: rcu_sched detected stalls on CPUs/tasks:'
+froze fail "an RCU stall report" "$tmp/stall"
+mkguest "$tmp/noinit" 600
+echo 'Booting' > "$tmp/noinit/console.log"
+touch -d "@$((now - 600))" "$tmp/noinit/console.log"
+froze fail "never reached the payload (the boot retry's case, not this one)" "$tmp/noinit"

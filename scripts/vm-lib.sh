@@ -59,6 +59,31 @@ tcg_patching_lockup() {
 		! grep -q perfclock <<< "$frames"
 }
 
+# guest_froze OUT [NOW]: true if the guest in OUT reached its payload
+# and then went silent as a whole: neither its payload (payload.log) nor
+# its kernel (console.log) wrote anything for the last FROZEN_SECONDS
+# (default 300) before NOW (default: now, just after vm.sh stopped it),
+# and the kernel reported nothing (no BUG, WARNING, Oops, call trace,
+# RCU stall, hung task or panic). A kernel that is alive but stuck says
+# so within that time: RCU stall reports come after 21 s and hung-task
+# reports after 120 s on Debian's kernels. A guest silent for 300 s was
+# not running at all: seen once in make check's unstable guest, the
+# machine idle, right after perfclock_drain closed its perf events (the
+# jump label perf_sched_events is switched off then, the text patching
+# of the lockups above, but with every vCPU stuck and no watchdog left to
+# report it).
+guest_froze() {
+	local out=$1 now=${2:-$(date +%s)} quiet=${FROZEN_SECONDS:-300} f
+	[ -f "$out/console.log" ] && [ -f "$out/payload.log" ] || return 1
+	grep -aqF 'perfclock-init: running the payload' "$out/console.log" || return 1
+	console_text "$out/console.log" |
+		grep -Eq 'BUG:|WARNING:|Oops|Call Trace|rcu: INFO|detected stall|blocked for more than|Kernel panic' &&
+		return 1
+	for f in "$out/console.log" "$out/payload.log"; do
+		[ $(( now - $(stat -c %Y "$f") )) -ge "$quiet" ] || return 1
+	done
+}
+
 # boot REGIME OUT [--runs-for SECONDS] [VM.SH OPTION...]
 #
 # Boots scripts/vm.sh once with the kernel command line of clock regime
@@ -80,8 +105,9 @@ tcg_patching_lockup() {
 # stop_machine) with no perfclock frame in the report. Seen once in CI,
 # in the unstable demo guest as a tracepoint's static call was switched;
 # 480 tracepoint open/close cycles with the device open did not show it
-# here. The discarded run's results are not counted; a TAP comment says
-# what was seen. Anything else, or the same twice, fails.
+# here. Or one that froze with nothing reported (guest_froze above). The
+# discarded run's results are not counted; a TAP comment says what was
+# seen. Anything else, or the same twice, fails.
 boot() {
 	local regime=$1 out=$2 runs_for=0 append try st
 	shift 2
@@ -109,6 +135,9 @@ boot() {
 			echo "# $regime guest ($out) panicked on a soft lockup in kernel text patching, no perfclock frame (TCG; try $try of 2): its $(grep -Ec '^(not )?ok' "$out.tap") results are discarded; the lockup:"
 			console_text "$out/console.log" |
 				grep -a -A 12 'watchdog: BUG: soft lockup' | head -n 13 | sed 's/^/#   /'
+		elif guest_froze "$out"; then
+			echo "# $regime guest ($out) froze: nothing from its payload or its kernel for the last ${FROZEN_SECONDS:-300} s and no kernel report (TCG; try $try of 2): its $(grep -Ec '^(not )?ok' "$out.tap") results are discarded; the payload's last lines:"
+			tail -n 3 "$out/payload.log" | sed 's/^/#   /'
 		else
 			break
 		fi
