@@ -3,12 +3,13 @@
 #
 # scripts/test-vm-lib.sh — the host-side decisions of scripts/vm-lib.sh,
 # as TAP lines for scripts/check.sh (section lint): when boot() may boot
-# a guest once more after a soft lockup, or after it froze. The fixture is a real report
-# (scripts/testdata/tcg-lockup-console.log: CI's stable demo guest, the
-# module loaded, CPU 0 in text_poke_bp_batch() waiting for CPU 1); the
-# variants are made from it here.
+# a guest once more after a soft lockup, or after it froze. The fixtures
+# are real reports (scripts/testdata/tcg-lockup-console.log: CI's stable
+# demo guest, the module loaded, CPU 0 in text_poke_bp_batch() waiting for
+# CPU 1; tcg-stale-jump-console.log: both CPUs on a just-patched jump);
+# the variants are made from them here.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 . scripts/tap-lib.sh
 . scripts/vm-lib.sh
 
@@ -47,6 +48,27 @@ verdict fail "no panic (the report cut short)" "$tmp/nopanic"
 
 : > "$tmp/empty"
 verdict fail "a clean console" "$tmp/empty"
+
+# The patching done, both vCPUs stuck on the patched jump (real report:
+# CI's stable demo guest, syscall_trace_enter+0xe9, "<eb> 63").
+stale=scripts/testdata/tcg-stale-jump-console.log
+verdict retry "both CPUs stuck on a just-patched forward jump, no perfclock frame" "$stale"
+
+sed 's/syscall_trace_enter.constprop.0+0xe9\/0x1a0/perfclock_ioctl+0x59\/0x1a0 [perfclock]/' \
+	"$stale" > "$tmp/stale-ours"
+verdict fail "stuck on a forward jump in perfclock" "$tmp/stale-ours"
+
+sed 's/ff ff ff <eb> 63 e9/ff ff ff <eb> f3 e9/' "$stale" > "$tmp/stale-back"
+verdict fail "stuck on a backward jump (a loop)" "$tmp/stale-back"
+
+sed 's/ff ff ff <eb> 63 e9/ff ff ff <8b> 63 e9/' "$stale" > "$tmp/stale-mov"
+verdict fail "stuck on an instruction that is not a jump" "$tmp/stale-mov"
+
+sed 's/ff ff ff <eb> 63 e9 3f ff ff ff/ff ff ff <e9> 3f 01 00 00 ff/' "$stale" > "$tmp/stale-e9"
+verdict retry "stuck on a five-byte forward jump" "$tmp/stale-e9"
+
+grep -v 'Kernel panic - not syncing' "$stale" > "$tmp/stale-nopanic"
+verdict fail "stuck on a jump, no panic (the report cut short)" "$tmp/stale-nopanic"
 
 # froze WANT NAME DIR: when a guest that timed out went silent as a whole.
 froze() {
