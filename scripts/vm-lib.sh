@@ -58,9 +58,10 @@ console_text() {
 #   arch/x86/kernel/jump_label.c gives an enabled static branch. A
 #   forward jump cannot hold a CPU for the watchdog's 20 s on hardware;
 #   under TCG a vCPU that keeps running a stale translation of the old
-#   bytes can (seen in CI's stable demo guest: both vCPUs at
-#   syscall_trace_enter+0xe9, the sys_enter tracepoint's static branch,
-#   for 26 s; scripts/testdata/tcg-stale-jump-console.log).
+#   bytes can; that is our reading, not proven. Seen in CI's stable demo
+#   guest: both vCPUs at syscall_trace_enter+0xe9 for 26 s, by its offset
+#   most likely trace_sys_enter()'s static branch
+#   (scripts/testdata/tcg-stale-jump-console.log).
 tcg_patching_lockup() {
 	local report frames code
 	report=$(console_text "$1" |
@@ -120,9 +121,9 @@ guest_froze() {
 # is kernel text patching (text_poke_bp, static calls, jump labels,
 # stop_machine, or a CPU stuck on a just-patched jump) with no perfclock
 # frame in the report. Seen in CI: in the unstable demo guest as a
-# tracepoint's static call was switched, and in the stable one on the
-# sys_enter static branch just switched; 480 tracepoint open/close cycles with the device open did not show it
-# here. Or one that froze with nothing reported (guest_froze above). The
+# tracepoint's static call was switched, and in the stable one on a
+# static branch just switched; 480 tracepoint open/close cycles with the
+# device open did not show it here. Or one that froze with nothing reported (guest_froze above). The
 # discarded run's results are not counted; a TAP comment says what was
 # seen. Anything else, or the same twice, fails.
 boot() {
