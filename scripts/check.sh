@@ -24,7 +24,7 @@
 # "N passed, N failed, N skipped" and exits non-zero if anything failed,
 # a guest did not finish, or a guest's console shows a kernel problem.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 
 sections=${*:-lint user stress demo guest}
 want() { case " $sections " in *" $1 "*) return 0 ;; esac; return 1; }
@@ -129,5 +129,30 @@ for regime in stable unstable; do
 	[ $st -eq 0 ] || sed 's/^/# /' "$log/overcommit-$regime.err"
 	guest_results "overcommit-$regime" $st $before "" 8
 done
+
+# vm.sh's --silence-timeout, which boot() gives every plain test run so
+# that a TCG guest frozen as a whole costs FROZEN_SECONDS, not the whole
+# timeout: a payload that goes quiet after its first line is stopped,
+# and boot()'s guest_froze() takes it for frozen; one that writes every
+# 5 s for longer than the limit (30 s) is left alone.
+quiet=build/guest/payload-silent chatty=build/guest/payload-chatty
+mkdir -p "$quiet" "$chatty"
+printf '#!/bin/sh\necho "# one line, then nothing"\nsleep 120\n' > "$quiet/run.sh"
+# shellcheck disable=SC2016 # $i is the guest shell's
+printf '#!/bin/sh\nfor i in 1 2 3 4 5 6 7 8; do echo "# tick $i"; sleep 5; done\n' > "$chatty/run.sh"
+chmod +x "$quiet/run.sh" "$chatty/run.sh"
+t0=$(date +%s)
+scripts/vm.sh --kernel "$VMLINUZ" --payload "$quiet" --out build/guest/silent --regime stable \
+	--smp 2 --silence-timeout 15 > "$log/silent.out" 2>&1
+st=$?
+t=$(( $(date +%s) - t0 ))
+grep -q 'silent for 15s after reaching its payload: stopped' "$log/silent.out" && [ $st -eq 2 ] && [ $t -lt 110 ]
+result $? "guest: vm.sh --silence-timeout 15 stops a guest whose payload went quiet (status $st, ${t} s, the payload would sleep 120 s)"
+FROZEN_SECONDS=15 guest_froze build/guest/silent
+result $? "guest: boot() takes that guest for frozen (guest_froze)"
+scripts/vm.sh --kernel "$VMLINUZ" --payload "$chatty" --out build/guest/chatty --regime stable \
+	--smp 2 --silence-timeout 30 > "$log/chatty.out" 2>&1
+st=$?
+result $st "guest: vm.sh --silence-timeout 30 leaves alone a payload that writes every 5 s for 40 s (status $st)"
 
 finish

@@ -5,7 +5,7 @@
 # Usage:
 #   scripts/vm.sh --kernel VMLINUZ --payload DIR --out DIR --regime REGIME
 #                 [--append "EXTRA CMDLINE"] [--smp 4] [--mem 1024]
-#                 [--timeout 900] [--boot-timeout 300]
+#                 [--timeout 900] [--boot-timeout 300] [--silence-timeout 0]
 #                 [--modules-from /lib/modules/KVER] [--extra-root DIR]
 #
 # The checks do not call it directly: boot() in scripts/vm-lib.sh does,
@@ -29,6 +29,12 @@
 #   --boot-timeout  seconds for the guest to reach its payload (default
 #                   300); a guest that has not by then is stopped (status
 #                   2, and "never reached the payload" on stderr)
+#   --silence-timeout  seconds (default 0: off) after which a guest that
+#                   reached its payload and then wrote nothing to either
+#                   serial port (console.log, payload.log) is stopped
+#                   (status 2, "silent for N s" on stderr): a TCG guest
+#                   that froze as a whole, stopped then rather than at
+#                   --timeout (boot() in scripts/vm-lib.sh)
 #   --modules-from  a /lib/modules/KVER tree; its msr.ko (.ko or .ko.xz) is
 #                   copied, uncompressed, to /payload/extra/msr.ko
 #   --extra-root    a directory copied over the guest's root file system, so
@@ -75,7 +81,7 @@ die_usage() {
 }
 
 kernel='' payload='' out='' regime='' append='' modules_from='' extra_root=''
-smp=4 mem=1024 timeout_s=900 boot_timeout_s=300
+smp=4 mem=1024 timeout_s=900 boot_timeout_s=300 silence_s=0
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--kernel)       [ $# -ge 2 ] || die_usage "$1 needs a value"; kernel=$2; shift 2 ;;
@@ -87,6 +93,7 @@ while [ $# -gt 0 ]; do
 	--mem)          [ $# -ge 2 ] || die_usage "$1 needs a value"; mem=$2; shift 2 ;;
 	--timeout)      [ $# -ge 2 ] || die_usage "$1 needs a value"; timeout_s=$2; shift 2 ;;
 	--boot-timeout) [ $# -ge 2 ] || die_usage "$1 needs a value"; boot_timeout_s=$2; shift 2 ;;
+	--silence-timeout) [ $# -ge 2 ] || die_usage "$1 needs a value"; silence_s=$2; shift 2 ;;
 	--modules-from) [ $# -ge 2 ] || die_usage "$1 needs a value"; modules_from=$2; shift 2 ;;
 	--extra-root)   [ $# -ge 2 ] || die_usage "$1 needs a value"; extra_root=$2; shift 2 ;;
 	-h|--help)      die_usage ;;
@@ -103,7 +110,7 @@ esac
 [ -r "$kernel" ] || die_usage "kernel $kernel not readable"
 [ -f "$payload/run.sh" ] || die_usage "$payload/run.sh missing"
 [ -z "$extra_root" ] || [ -d "$extra_root" ] || die_usage "--extra-root $extra_root is not a directory"
-for n in "$smp" "$mem" "$timeout_s" "$boot_timeout_s"; do
+for n in "$smp" "$mem" "$timeout_s" "$boot_timeout_s" "$silence_s"; do
 	case "$n" in ''|*[!0-9]*) die_usage "not a number: $n" ;; esac
 done
 
@@ -272,6 +279,20 @@ while kill -0 "$qemu_pid" 2>/dev/null && ! reached; do
 	sleep 1
 	waited=$((waited + 1))
 done
+# Then, with --silence-timeout, until QEMU exits: a guest whose two
+# serial logs have both stood still that long is stopped.
+silent=0
+while [ "$silence_s" -gt 0 ] && [ "$boot_expired" -eq 0 ] &&
+	kill -0 "$qemu_pid" 2>/dev/null; do
+	now_s=$(date +%s)
+	if [ $(( now_s - $(stat -c %Y "$console_log") )) -ge "$silence_s" ] &&
+		[ $(( now_s - $(stat -c %Y "$payload_log") )) -ge "$silence_s" ]; then
+		silent=1
+		kill -TERM "$qemu_pid" 2>/dev/null || true
+		break
+	fi
+	sleep 5
+done
 wait "$qemu_pid" || qemu_rc=$?
 end=$(date +%s.%N)
 elapsed=$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.1f", b - a }')
@@ -295,6 +316,9 @@ guest_rc=${marker#PERFCLOCK-GUEST-DONE rc=}
 
 if [ "$boot_expired" -eq 1 ]; then
 	note "the guest never reached the payload in ${boot_timeout_s}s: stopped"
+	raise 2
+elif [ "$silent" -eq 1 ]; then
+	note "the guest was silent for ${silence_s}s after reaching its payload: stopped"
 	raise 2
 elif [ "$qemu_rc" -eq 124 ] || [ "$qemu_rc" -eq 137 ]; then
 	note "guest timed out after ${timeout_s}s"
