@@ -141,7 +141,8 @@ boot() {
 	# A plain test run writes a TAP line every few seconds: one silent
 	# for FROZEN_SECONDS froze (guest_froze()), and is stopped then, not
 	# 15 minutes later at the timeout. A payload that runs for a set time
-	# (a fuzzer, a bench, the demo) may be quiet that long: not for it.
+	# (the fuzzer, the bench, make demo, perf) may be quiet that long:
+	# not for it. check-demo.sh's short demo runs are plain test runs.
 	silence=0
 	[ "$runs_for" -gt 0 ] || silence=${FROZEN_SECONDS:-300}
 	mkdir -p "$(dirname "$out")"
