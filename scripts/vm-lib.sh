@@ -12,7 +12,9 @@
 #
 # Environment: GUEST_TIMEOUT (seconds per boot on top of what the payload
 # says it runs for, default 900), BOOT_TIMEOUT (seconds for a guest to
-# reach its payload, default 300).
+# reach its payload, default 300), FROZEN_SECONDS (silence that makes a
+# plain test run frozen, default 300), GUEST_TRIES (boots per guest when
+# each failure is a known TCG one, default 3).
 
 vm_lib_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
