@@ -78,6 +78,17 @@ tcg_patching_lockup() {
 	grep -Eq '^<eb> [0-7][0-9a-f]( |$)|^<e9> [0-9a-f]{2} [0-9a-f]{2} [0-9a-f]{2} [0-7][0-9a-f]( |$)' <<< "$code"
 }
 
+# serial_logs_quiet OUT SECONDS [NOW]: true if neither of the guest's
+# serial logs in OUT (console.log: its kernel; payload.log: its payload)
+# was written in the SECONDS before NOW (default: now). What "silent"
+# means for vm.sh's --silence-timeout and for guest_froze() alike.
+serial_logs_quiet() {
+	local out=$1 quiet=$2 now=${3:-$(date +%s)} f
+	for f in "$out/console.log" "$out/payload.log"; do
+		[ -f "$f" ] && [ $(( now - $(stat -c %Y "$f") )) -ge "$quiet" ] || return 1
+	done
+}
+
 # guest_froze OUT [NOW]: true if the guest in OUT reached its payload
 # and then went silent as a whole: neither its payload (payload.log) nor
 # its kernel (console.log) wrote anything for the last FROZEN_SECONDS
@@ -92,15 +103,13 @@ tcg_patching_lockup() {
 # of the lockups above, but with every vCPU stuck and no watchdog left to
 # report it).
 guest_froze() {
-	local out=$1 now=${2:-$(date +%s)} quiet=${FROZEN_SECONDS:-300} f
+	local out=$1 now=${2:-$(date +%s)}
 	[ -f "$out/console.log" ] && [ -f "$out/payload.log" ] || return 1
 	grep -aqF 'perfclock-init: running the payload' "$out/console.log" || return 1
 	console_text "$out/console.log" |
 		grep -Eq 'BUG:|WARNING:|Oops|Call Trace|rcu: INFO|detected stall|blocked for more than|Kernel panic' &&
 		return 1
-	for f in "$out/console.log" "$out/payload.log"; do
-		[ $(( now - $(stat -c %Y "$f") )) -ge "$quiet" ] || return 1
-	done
+	serial_logs_quiet "$out" "${FROZEN_SECONDS:-300}" "$now"
 }
 
 # boot REGIME OUT [--runs-for SECONDS] [VM.SH OPTION...]

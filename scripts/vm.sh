@@ -73,6 +73,10 @@
 # ports go to files and stdin is /dev/null, so this runs unattended (CI has no
 # terminal) and the payload's TAP is never interleaved with kernel messages.
 set -euo pipefail
+# For serial_logs_quiet(), the one definition of a silent guest, shared
+# with boot()'s guest_froze() (--silence-timeout below).
+# shellcheck source=scripts/vm-lib.sh
+. "$(dirname "$0")/vm-lib.sh"
 
 die_usage() {
 	[ $# -eq 0 ] || echo "vm.sh: $*" >&2
@@ -284,9 +288,7 @@ done
 silent=0
 while [ "$silence_s" -gt 0 ] && [ "$boot_expired" -eq 0 ] &&
 	kill -0 "$qemu_pid" 2>/dev/null; do
-	now_s=$(date +%s)
-	if [ $(( now_s - $(stat -c %Y "$console_log") )) -ge "$silence_s" ] &&
-		[ $(( now_s - $(stat -c %Y "$payload_log") )) -ge "$silence_s" ]; then
+	if serial_logs_quiet "$out" "$silence_s"; then
 		silent=1
 		kill -TERM "$qemu_pid" 2>/dev/null || true
 		break
