@@ -138,8 +138,14 @@ done
 quiet=build/guest/payload-silent chatty=build/guest/payload-chatty
 mkdir -p "$quiet" "$chatty"
 printf '#!/bin/sh\necho "# one line, then nothing"\nsleep 120\n' > "$quiet/run.sh"
-# shellcheck disable=SC2016 # $i is the guest shell's
-printf '#!/bin/sh\nfor i in 1 2 3 4 5 6 7 8; do echo "# tick $i"; sleep 5; done\n' > "$chatty/run.sh"
+# The chatty guest also checks vm.sh --hold-events: the holder is alive
+# with one perf event open per event this kernel has.
+cat > "$chatty/run.sh" <<'EOF'
+#!/bin/sh
+pid=$(pidof hold-patch-sites)
+echo "# held ${pid:+$(ls -l /proc/$pid/fd | grep -c 'perf_event')}"
+for i in 1 2 3 4 5 6 7 8; do echo "# tick $i"; sleep 5; done
+EOF
 chmod +x "$quiet/run.sh" "$chatty/run.sh"
 t0=$(date +%s)
 scripts/vm.sh --kernel "$VMLINUZ" --payload "$quiet" --out build/guest/silent --regime stable \
@@ -151,8 +157,19 @@ result $? "guest: vm.sh --silence-timeout 15 stops a guest whose payload went qu
 FROZEN_SECONDS=15 guest_froze build/guest/silent
 result $? "guest: boot() takes that guest for frozen (guest_froze)"
 scripts/vm.sh --kernel "$VMLINUZ" --payload "$chatty" --out build/guest/chatty --regime stable \
-	--smp 2 --silence-timeout 30 > "$log/chatty.out" 2>&1
+	--smp 2 --silence-timeout 30 --hold-events "sched:sched_switch context-switches nosuch:event" \
+	> "$log/chatty.out" 2>&1
 st=$?
 result $st "guest: vm.sh --silence-timeout 30 leaves alone a payload that writes every 5 s for 40 s (status $st)"
+grep -q '^# held 2$' "$log/chatty.out"
+result $? "guest: vm.sh --hold-events: the holder keeps a perf event open for each of the two events the kernel has ($(grep '^# held' "$log/chatty.out"))"
+console_text build/guest/chatty/console.log | grep -q '^hold-patch-sites: nosuch:event: No such file or directory$' &&
+	console_text build/guest/chatty/console.log | grep -q '^hold-patch-sites: holding 2 of 3$'
+result $? "guest: vm.sh --hold-events names the event the kernel lacks and says how many it holds"
+out=$(scripts/vm.sh --kernel "$VMLINUZ" --payload "$chatty" --out build/guest/chatty --regime stable \
+	--hold-events 'sched:sched_switch;reboot' 2>&1)
+st=$?
+[ $st -eq 64 ] && printf '%s\n' "$out" | grep -q 'not a list of event names'
+result $? "guest: vm.sh --hold-events refuses what is not a list of event names (status $st)" "$out"
 
 finish

@@ -46,6 +46,10 @@ result $? "module builds clean with W=1 and sparse (C=2)" "$out"
 printf '%s\n' "$out" | grep -q 'CHECK.*perfclock.c'
 result $? "sparse actually ran over perfclock.c" "$out"
 
+# The guest's event holder (vm.sh --hold-events) is user code too.
+out=$(gcc -O2 -Wall -Wextra -Werror -o /dev/null scripts/guest/hold-patch-sites.c 2>&1)
+result $? "scripts/guest/hold-patch-sites.c builds clean with -Wall -Wextra" "$out"
+
 hdr=module/perfclock_ioctl.h
 for std in c99 c11; do
 	out=$(printf '#include "%s"\nint main(void) { return sizeof(struct perfclock_page) != 4096; }\n' "$hdr" |
