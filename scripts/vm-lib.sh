@@ -112,6 +112,20 @@ guest_froze() {
 	serial_logs_quiet "$out" "${FROZEN_SECONDS:-300}" "$now"
 }
 
+# The perf events the guests' tests open and close, held open from boot
+# to power-off by vm.sh --hold-events (scripts/guest/hold-patch-sites.c):
+# each first open or last close of one patches kernel text, and QEMU
+# 7.2's TCG can leave a vCPU running the text from before a patch, which
+# froze or locked up a guest in three of four make check runs on
+# 3 December 2026 (README, "Things learned"). A caller's own --hold-events, later on boot()'s
+# command line, wins: scripts/bench.sh passes none, so that its syscall
+# costs are measured without the syscall tracepoints' slow path.
+GUEST_HOLD_EVENTS="sched:sched_switch sched:sched_wakeup sched:sched_wakeup_new"
+GUEST_HOLD_EVENTS+=" sched:sched_process_fork sched:sched_process_exec sched:sched_process_exit"
+GUEST_HOLD_EVENTS+=" raw_syscalls:sys_enter raw_syscalls:sys_exit"
+GUEST_HOLD_EVENTS+=" syscalls:sys_enter_write syscalls:sys_exit_write rcu:rcu_grace_period"
+GUEST_HOLD_EVENTS+=" context-switches cpu-migrations"
+
 # boot REGIME OUT [--runs-for SECONDS] [VM.SH OPTION...]
 #
 # Boots scripts/vm.sh once with the kernel command line of clock regime
@@ -140,20 +154,6 @@ guest_froze() {
 # A guest gets GUEST_TRIES boots in all (default 3): one make check run
 # met a freeze and then a text-patching lockup in the same demo guest,
 # two known TCG failures in a row, and failed with two.
-# The perf events the guests' tests open and close, held open from boot
-# to power-off by vm.sh --hold-events (scripts/guest/hold-patch-sites.c):
-# each first open or last close of one patches kernel text, and QEMU
-# 7.2's TCG can leave a vCPU running the text from before a patch, which
-# froze or locked up about one guest in three in make check (README,
-# "Things learned"). A caller's own --hold-events, later on boot()'s
-# command line, wins: scripts/bench.sh passes none, so that its syscall
-# costs are measured without the syscall tracepoints' slow path.
-GUEST_HOLD_EVENTS="sched:sched_switch sched:sched_wakeup sched:sched_wakeup_new"
-GUEST_HOLD_EVENTS+=" sched:sched_process_fork sched:sched_process_exec sched:sched_process_exit"
-GUEST_HOLD_EVENTS+=" raw_syscalls:sys_enter raw_syscalls:sys_exit"
-GUEST_HOLD_EVENTS+=" syscalls:sys_enter_write syscalls:sys_exit_write rcu:rcu_grace_period"
-GUEST_HOLD_EVENTS+=" context-switches cpu-migrations"
-
 boot() {
 	local regime=$1 out=$2 runs_for=0 append try tries st silence
 	shift 2
