@@ -163,8 +163,9 @@ st=$?
 result $st "guest: vm.sh --silence-timeout 30 leaves alone a payload that writes every 5 s for 40 s (status $st)"
 grep -q '^# held 2$' "$log/chatty.out"
 result $? "guest: vm.sh --hold-events: the holder keeps a perf event open for each of the two events the kernel has ($(grep '^# held' "$log/chatty.out"))"
-console_text build/guest/chatty/console.log | grep -q '^hold-patch-sites: nosuch:event: No such file or directory$' &&
-	console_text build/guest/chatty/console.log | grep -q '^hold-patch-sites: holding 2 of 3$'
+console=$(console_text build/guest/chatty/console.log)
+grep -q '^hold-patch-sites: nosuch:event: No such file or directory$' <<<"$console" &&
+	grep -q '^hold-patch-sites: holding 2 of 3$' <<<"$console"
 result $? "guest: vm.sh --hold-events names the event the kernel lacks and says how many it holds"
 out=$(scripts/vm.sh --kernel "$VMLINUZ" --payload "$chatty" --out build/guest/chatty --regime stable \
 	--hold-events 'sched:sched_switch;reboot' 2>&1)

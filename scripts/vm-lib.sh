@@ -117,9 +117,10 @@ guest_froze() {
 # each first open or last close of one patches kernel text, and QEMU
 # 7.2's TCG can leave a vCPU running the text from before a patch, which
 # froze or locked up a guest in three of four make check runs on
-# 3 December 2026 (README, "Things learned"). A caller's own --hold-events, later on boot()'s
-# command line, wins: scripts/bench.sh passes none, so that its syscall
-# costs are measured without the syscall tracepoints' slow path.
+# 3 December 2026 (README, "Things learned"). A caller's own
+# --hold-events, later on boot()'s command line, wins: scripts/bench.sh
+# passes none, so that its syscall costs are measured without the
+# syscall tracepoints' slow path.
 GUEST_HOLD_EVENTS="sched:sched_switch sched:sched_wakeup sched:sched_wakeup_new"
 GUEST_HOLD_EVENTS+=" sched:sched_process_fork sched:sched_process_exec sched:sched_process_exit"
 GUEST_HOLD_EVENTS+=" raw_syscalls:sys_enter raw_syscalls:sys_exit"

@@ -46,6 +46,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
 static const struct {
 	const char *name;
 	unsigned long long config;
@@ -87,10 +89,10 @@ static int hold(const char *event)
 	attr.size = sizeof(attr);
 	attr.disabled = 1;
 	attr.type = PERF_TYPE_SOFTWARE;
-	for (i = 0; i < sizeof(sw_events) / sizeof(sw_events[0]); i++)
+	for (i = 0; i < ARRAY_SIZE(sw_events); i++)
 		if (!strcmp(event, sw_events[i].name))
 			break;
-	if (i < sizeof(sw_events) / sizeof(sw_events[0])) {
+	if (i < ARRAY_SIZE(sw_events)) {
 		attr.config = sw_events[i].config;
 	} else {
 		err = tracepoint_id(event, &id);
