@@ -3,7 +3,8 @@
  * libperfclock: the clock. Module backend (/dev/perfclock: page fast
  * path, ioctl fallback), clock_gettime backend (events opened
  * use_clockid) and perf page backend (perf's own time_zero conversion, no
- * module). Its flush horizon is horizon.c's (horizon_internal.h).
+ * module): opening and closing them, their info. The reads are
+ * clock_read.c's; the flush horizon is horizon.c's (horizon_internal.h).
  *
  * A struct perfclock barely changes after perfclock_open*() returns (the
  * page is the kernel's, read with the seq protocol; the horizon's fields
@@ -27,6 +28,7 @@
 #include "internal.h"
 #include "clock_internal.h"
 #include "horizon_internal.h"
+#include "clock_read.h"
 
 static int clockid_supported(int clockid, clockid_t *coarse, uint32_t *flags)
 {
@@ -194,73 +196,6 @@ PERFCLOCK_API struct perfclock *perfclock_open_clockid(int clockid)
 	return clk;
 }
 
-/*
- * perf's own conversion from a perf mmap page (perf_event_mmap_page's
- * comment; tools/perf/util/tsc.c), under its seq count `lock`, with the
- * same ordered TSC read as the module's page: 0, -EOPNOTSUPP when the
- * kernel does not offer cap_user_time_zero (now), -EAGAIN when the page
- * stays busy.
- */
-static int perf_page_read(const struct perf_event_mmap_page *pc, uint64_t *ns)
-{
-	const volatile struct perf_event_mmap_page *vpc = pc;
-	uint64_t zero, tsc;
-	uint32_t seq, mult;
-	uint16_t shift;
-	int tries, cap;
-
-	if (!PERFCLOCK_PAGE_HAVE_TSC)
-		return -EOPNOTSUPP;
-	for (tries = 0; tries < PERFCLOCK_PAGE_MAX_RETRIES; tries++) {
-		if (tries)
-			perfclock_cpu_relax();
-		seq = __atomic_load_n(&pc->lock, __ATOMIC_ACQUIRE);
-		cap = vpc->cap_user_time_zero;
-		zero = vpc->time_zero;
-		mult = vpc->time_mult;
-		shift = vpc->time_shift;
-		tsc = perfclock_rdtsc_ordered();
-		__atomic_thread_fence(__ATOMIC_ACQUIRE);
-		if ((seq & 1) || __atomic_load_n(&pc->lock, __ATOMIC_RELAXED) != seq)
-			continue;
-		if (!cap || shift >= 64)
-			return -EOPNOTSUPP;
-		*ns = perfclock_tsc_to_ns(tsc, mult, shift, zero);
-		return 0;
-	}
-	return -EAGAIN;
-}
-
-/*
- * perf_page_read()'s first try, for perfclock_read()'s fast path: 1 and
- * *ns when the page gave a consistent snapshot with cap_user_time_zero and
- * a usable shift, else 0 (an update under way, or no time_zero: then
- * perf_page_read() decides, retrying or saying -EOPNOTSUPP). Both
- * conditions are tested at once, before the TSC is read, and the seq
- * re-check is one comparison too (perfclock_page_seq_retry()).
- */
-static inline int perf_page_try(const struct perf_event_mmap_page *pc,
-				uint64_t *ns)
-{
-	const struct perf_event_mmap_page cap = { .cap_user_time_zero = 1 };
-	uint64_t caps, zero, tsc;
-	uint32_t seq, mult, shift;
-
-	seq = __atomic_load_n(&pc->lock, __ATOMIC_ACQUIRE);
-	caps = __atomic_load_n(&pc->capabilities, __ATOMIC_RELAXED);
-	mult = __atomic_load_n(&pc->time_mult, __ATOMIC_RELAXED);
-	shift = __atomic_load_n(&pc->time_shift, __ATOMIC_RELAXED);
-	zero = __atomic_load_n(&pc->time_zero, __ATOMIC_RELAXED);
-	if ((~caps & cap.capabilities) | (shift >> 6))
-		return 0;
-	tsc = perfclock_rdtsc_ordered();
-	__atomic_thread_fence(__ATOMIC_ACQUIRE);
-	if (__atomic_load_n(&pc->lock, __ATOMIC_RELAXED) != (seq & ~1U))
-		return 0;
-	*ns = perfclock_tsc_to_ns(tsc, mult, shift, zero);
-	return 1;
-}
-
 PERFCLOCK_API struct perfclock *
 perfclock_open_perf_page(const struct perf_event_mmap_page *pc)
 {
@@ -272,7 +207,7 @@ perfclock_open_perf_page(const struct perf_event_mmap_page *pc)
 		errno = EINVAL;
 		return NULL;
 	}
-	err = perf_page_read(pc, &ns);
+	err = perfclock__perf_page_read(pc, &ns);
 	if (err) {
 		errno = -err;
 		return NULL;
@@ -326,7 +261,7 @@ static int attach_own_perf_page(struct perfclock *clk)
 		close(fd);
 		return err;
 	}
-	err = perf_page_read(base, &ns);
+	err = perfclock__perf_page_read(base, &ns);
 	if (err) {
 		munmap(base, (size_t)pagesz);
 		close(fd);
@@ -387,112 +322,6 @@ PERFCLOCK_API void perfclock_close(struct perfclock *clk)
 	free(clk);
 }
 
-static int clockid_read(clockid_t id, uint64_t *ns)
-{
-	struct timespec ts;
-
-	if (clock_gettime(id, &ts))
-		return -errno;
-	*ns = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-	return 0;
-}
-
-PERFCLOCK_API int perfclock_read_ioctl(struct perfclock *clk, uint64_t *ns)
-{
-	struct perfclock_time t;
-
-	if (!clk || !ns)
-		return -EINVAL;
-	if (clk->backend != PERFCLOCK_BACKEND_DEVICE)
-		return -EOPNOTSUPP;
-	memset(&t, 0, sizeof(t));
-	if (ioctl(clk->fd, PERFCLOCK_IOC_GET_TIME, &t))
-		return -errno;
-	*ns = t.ns;
-	return 0;
-}
-
-/* Everything but the first try of the page: the other backends, retries. */
-static __attribute__((noinline)) int read_general(struct perfclock *clk,
-						  uint64_t *ns)
-{
-	if (!clk || !ns)
-		return -EINVAL;
-	if (clk->backend == PERFCLOCK_BACKEND_CLOCKID)
-		return clockid_read(clk->clockid, ns);
-	if (clk->backend == PERFCLOCK_BACKEND_PERF_PAGE)
-		return perf_page_read(clk->perf_page, ns);
-#if defined(__x86_64__) || defined(__i386__)
-	/* No syscall, no allocation, bounded retries. */
-	if (clk->page && perfclock_page_read_now(clk->page, ns) == 0)
-		return 0;
-#endif
-	return perfclock_read_ioctl(clk, ns);
-}
-
-/*
- * The fast path is a leaf: one load of clk (read_page), the page's first
- * seq try inlined, no stack frame, no call; anything else is a tail call
- * to read_general(). Under TCG every load, push and pop is an emulated
- * memory access and every return an indirect-jump lookup, so the frame
- * and the backend tests that the earlier layout paid on every read were
- * a large part of what perfclock_read() cost over perf's bare page read
- * (README, "Costs"). The perf page backend (perfclock_open(NULL) without
- * the module, perfclock_open_perf_page()) has its own first try here
- * too, one more load and test behind the module's: it used to take
- * read_general() (a frame, two backend tests, a call, a loop) on every
- * read, 80 instructions against perf's 17.
- */
-PERFCLOCK_API int perfclock_read(struct perfclock *clk, uint64_t *ns)
-{
-	const struct perf_event_mmap_page *pc;
-	const struct perfclock_page *pg;
-
-	if (__builtin_expect(clk != NULL && ns != NULL, 1)) {
-		pg = clk->read_page;
-		if (__builtin_expect(pg != NULL, 1)) {
-			if (__builtin_expect(perfclock_page_try_now(pg, ns) > 0, 1))
-				return 0;
-		} else {
-			pc = clk->read_perf_page;
-			if (pc && perf_page_try(pc, ns))
-				return 0;
-		}
-	}
-	return read_general(clk, ns);
-}
-
-PERFCLOCK_API int perfclock_read_lower_bound(struct perfclock *clk,
-					     uint64_t *ns)
-{
-	struct perfclock_page_sample s;
-	uint64_t v;
-	int err;
-
-	if (!clk || !ns)
-		return -EINVAL;
-	if (clk->backend == PERFCLOCK_BACKEND_CLOCKID)
-		return clockid_read(clk->coarse_clockid, ns);
-	/* cap_user_time_zero: sched_clock is stable, one clock, no skew. */
-	if (clk->backend == PERFCLOCK_BACKEND_PERF_PAGE)
-		return perf_page_read(clk->perf_page, ns);
-
-	if (clk->page && perfclock_page_sample(clk->page, &s) == 0) {
-		v = s.coarse_ns;
-#if defined(__x86_64__) || defined(__i386__)
-		if ((s.flags & PERFCLOCK_PAGE_TSC_VALID) && s.now_ns > v)
-			v = s.now_ns;
-#endif
-		*ns = perfclock__sub_sat(v, perfclock__skew_estimate(clk));
-		return 0;
-	}
-	err = perfclock_read_ioctl(clk, &v);
-	if (err)
-		return err;
-	*ns = perfclock__sub_sat(v, perfclock__skew_estimate(clk));
-	return 0;
-}
-
 PERFCLOCK_API int perfclock_get_info(struct perfclock *clk,
 				     struct perfclock_clock_info *info)
 {
@@ -518,7 +347,7 @@ PERFCLOCK_API int perfclock_get_info(struct perfclock *clk,
 		/* perf offers time_zero only with a stable sched_clock. */
 		info->clockid = -1;
 		info->flags = PERFCLOCK_CLOCK_GLOBAL | PERFCLOCK_CLOCK_PAGE_MAPPED;
-		if (perf_page_read(clk->perf_page, &ns) == 0)
+		if (perfclock__perf_page_read(clk->perf_page, &ns) == 0)
 			info->flags |= PERFCLOCK_CLOCK_PAGE_TSC_VALID;
 	} else {
 		err = perfclock__get_info(clk->fd, &ki);
