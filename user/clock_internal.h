@@ -83,6 +83,14 @@ struct perfclock {
 	int set_tfd;
 	uint32_t set_gen;
 	pthread_mutex_t set_lock;
+	/*
+	 * The per-CPU horizon (horizon_percpu.c): how it is read, chosen at
+	 * open by perfclock__horizon_percpu_choose() (enum in that file;
+	 * 0: none), and the generation of the first one handed out by
+	 * perfclock_horizon_cpu() (atomic; 0: none yet).
+	 */
+	int pc_mode;
+	uint32_t pc_gen_first;
 };
 
 /* PERFCLOCK_IOC_GET_INFO into *info: 0 or -errno (libperfclock.c). */

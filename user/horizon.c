@@ -82,6 +82,7 @@ void perfclock__horizon_choose(struct perfclock *clk)
 		clk->hz = &perfclock__horizon_estimate;
 	clk->hz_opened = clk->hz;
 	perfclock__estimate_follow_sets(clk);
+	perfclock__horizon_percpu_choose(clk);
 }
 
 void perfclock__horizon_release(struct perfclock *clk)
@@ -251,6 +252,7 @@ int perfclock__horizon_info(struct perfclock *clk,
 	if (b->is_exact(clk))
 		info->flags |= PERFCLOCK_CLOCK_HORIZON_EXACT;
 	b->info(clk, info);
+	perfclock__horizon_percpu_info(clk, info);
 	err = perfclock_read(clk, &now);
 	if (err)
 		return err;

@@ -14,6 +14,9 @@
  *				twice, kept fresh by a helper thread
  *	horizon_estimate.c	no exact backend: read minus skew and
  *				in-flight allowance; REALTIME/TAI sets
+ *	horizon_percpu.c	not a backend of perfclock_horizon(): the
+ *				per-CPU horizon H_c of perfclock_horizon_cpu(),
+ *				beside whichever backend the clock has
  *
  * HOW A NEW BACKEND PLUGS IN: write horizon_<name>.c with a
  * `const struct horizon_backend perfclock__horizon_<name>` implementing
@@ -98,5 +101,14 @@ uint64_t perfclock__inflight_estimate(struct perfclock *clk);
  */
 void perfclock__estimate_follow_sets(struct perfclock *clk);
 void perfclock__estimate_release(struct perfclock *clk);
+
+/*
+ * horizon_percpu.c: pick how the clock's per-CPU horizon is read, at
+ * open (after the device was attached or not; from
+ * perfclock__horizon_choose()); its part of perfclock_get_info().
+ */
+void perfclock__horizon_percpu_choose(struct perfclock *clk);
+void perfclock__horizon_percpu_info(const struct perfclock *clk,
+				    struct perfclock_clock_info *info);
 
 #endif /* PERFCLOCK_HORIZON_INTERNAL_H */

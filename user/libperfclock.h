@@ -433,6 +433,17 @@ enum perfclock_backend {
  */
 #define PERFCLOCK_CLOCK_HORIZON_MEMBARRIER	(1U << 7)
 
+/*
+ * perfclock_horizon_cpu() gives exact per-CPU horizons for this clock
+ * (PER-CPU HORIZON below); without it, -EOPNOTSUPP there. (PERFCLOCK_0.3)
+ */
+#define PERFCLOCK_CLOCK_HORIZON_PERCPU	(1U << 8)
+/*
+ * ... and reads them without a system call: rdtscp, whose TSC_AUX says
+ * the CPU, with the module's page or perf's time_zero page. (0.3)
+ */
+#define PERFCLOCK_CLOCK_HORIZON_PERCPU_TSC_AUX	(1U << 9)
+
 struct perfclock_clock_info {
 	uint32_t backend;		/* enum perfclock_backend */
 	uint32_t flags;			/* PERFCLOCK_CLOCK_* */
@@ -485,6 +496,110 @@ int perfclock_get_info(struct perfclock *clk,
  * (membarrier)" or "estimate". A static string. (PERFCLOCK_0.2.1)
  */
 const char *perfclock_horizon_name(const struct perfclock_clock_info *info);
+
+/*
+ * PER-CPU HORIZON (PERFCLOCK_0.3; horizon_percpu.c; the proof:
+ * docs/percpu-horizon.md and the horizon section of perfclock_ioctl.h).
+ *
+ * For an event opened per CPU (pid -1, cpu c) every record is stamped on
+ * CPU c and published (data_head) on CPU c, with preemption disabled, or
+ * in irq/NMI context, from the stamp to the data_head store
+ * (kernel/events/ring_buffer.c: perf_output_begin() .. perf_output_end(),
+ * perf_output_get_handle() disabling preemption; the stamp taken just
+ * before it, in perf_prepare_sample() or the side-band output paths).
+ * So at any instant at which a thread runs on CPU c in user space, or in
+ * its own system call, no such section is open on c: every record c
+ * stamped before that instant is already in ring c. A clock read taken
+ * at that instant, on c, is an exact horizon for ring c alone: H_c. No
+ * grace period: H_c is as old as the last time a reader ran on c.
+ *
+ * How a read is tied to its CPU, per clock (the backend, chosen at open):
+ *  - the module (perfclock_open()): PERFCLOCK_IOC_GET_TIME, which reads
+ *    local_clock() and the CPU in one preempt-disabled section
+ *    (module/perfclock.c: perfclock_ioctl_get_time()). Per-CPU
+ *    monotonicity of local_clock() is all it needs, so it holds in the
+ *    unstable sched_clock regime too, and on paravirtual sched_clocks
+ *    (kvm-clock) where perf's page has no time_zero. With the page's TSC
+ *    conversion valid (a stable sched_clock) and a CPU with rdtscp, the
+ *    page read uses rdtscp instead: its TSC and TSC_AUX (the CPU number
+ *    Linux writes there, arch/x86/kernel/cpu/common.c: setup_getcpu())
+ *    are one instruction's, no system call.
+ *  - a use_clockid clock that is one clock for all CPUs and never steps
+ *    (CLOCK_MONOTONIC, CLOCK_MONOTONIC_RAW, CLOCK_BOOTTIME): the clock
+ *    read by the clock_gettime SYSTEM CALL, then the CPU by getcpu. The
+ *    thread ran on that CPU after the read, so every record stamped there
+ *    before the read (a global clock: below the value read) was
+ *    published by then. The system call, not the vDSO: it reads tk_core
+ *    under its seqcount, whose write section also covers the fast copies
+ *    perf stamps with (kernel/time/timekeeping.c: timekeeping_advance()
+ *    -> timekeeping_update(): update_vsyscall() first, then
+ *    update_fast_timekeeper()), so it never returns a value the fast
+ *    copies have not reached yet; the vDSO's copy can run ahead of them
+ *    by an NTP frequency change (MEMBARRIER HORIZON above).
+ *  - perf's time_zero page (perfclock_open_perf_page(), or
+ *    perfclock_open(NULL) without the module): rdtscp as above, with
+ *    perf's own conversion; a CPU without rdtscp has none here.
+ * Not offered (-EOPNOTSUPP, PERFCLOCK_CLOCK_HORIZON_PERCPU clear):
+ * CLOCK_REALTIME and CLOCK_TAI (they step when set: perfclock_horizon()
+ * keeps them), perf's page on a CPU without rdtscp.
+ *
+ * What it does NOT cover, where a tool keeps perfclock_horizon() (the
+ * threaded reader below does this by itself, per ring):
+ *  - a ring written from more than one CPU: per-thread events (pid >= 0
+ *    with cpu -1), inherited events, PERF_EVENT_IOC_SET_OUTPUT across
+ *    CPUs;
+ *  - CPU hotplug: a CPU gone cannot run a reader (the reader falls back
+ *    for its ring); a CPU added has no ring;
+ *  - samples the PMU stamps itself (PEBS: perfclock_check_attr());
+ *  - what THE FLUSH HORIZON leaves out (PERF_RECORD_READ, deferred
+ *    callchains).
+ *
+ * A single-threaded tool keeps perfclock_horizon() and its round
+ * pattern: nothing changes for it. To use H_c instead it can visit the
+ * CPUs: for each CPU c, sched_setaffinity() to {c}, perfclock_horizon_cpu()
+ * (check *cpu == c), drain ring c, and flush at the minimum of the H_c
+ * whose drain completed; one migration per CPU per round. The threaded
+ * reader (perfclock_reader_start()) does the same with one pinned thread
+ * per CPU, which never migrates.
+ */
+
+/*
+ * H_c, read on the CPU the caller runs on: 0, *ns (H_c) and *cpu (c).
+ * Every record of ring c (an event opened with pid -1, cpu c) stamped
+ * below *ns is visible in ring c when this returns: load data_head after
+ * it (perfclock_ring_read_begin()). Only for ring c. Never blocks, no
+ * grace period; the module's ioctl or one clock_gettime and one getcpu
+ * system call, or none with rdtscp.
+ * Errors: -EOPNOTSUPP: this clock has no per-CPU horizon (keep
+ * perfclock_horizon()); -EAGAIN: the read could not be tied to one CPU
+ * (the module's generation moved during it, the page stayed busy): try
+ * again; -ESTALE: the horizons restarted (the module's generation moved
+ * since this clock's first per-CPU horizon: sched_clock turned unstable)
+ * and this caller cannot follow: perfclock_horizon_cpu_gen(); -EINVAL.
+ * Thread-safe. Successive values for one CPU do not go down within a
+ * generation (each is a fresh read of a per-CPU monotonic clock).
+ */
+int perfclock_horizon_cpu(struct perfclock *clk, uint64_t *ns, uint32_t *cpu);
+
+/*
+ * perfclock_horizon_cpu() with the generation (as perfclock_horizon_gen(),
+ * from 1) read with it: never -ESTALE. H_c of different generations do
+ * not compare: on a newer one, flush everything held
+ * (perfclock_queue_restart()) and take the new generation's H_c only.
+ * The generation is the module's (its page's horizon_generation, when it
+ * fills one); the use_clockid clocks and perf's page never restart (1).
+ */
+int perfclock_horizon_cpu_gen(struct perfclock *clk, uint64_t *ns,
+			      uint32_t *cpu, uint32_t *gen);
+
+/*
+ * How perfclock_horizon_cpu() reads, from info's flags: "exact per-CPU
+ * (module ioctl)", "exact per-CPU (module page, rdtscp)", "exact per-CPU
+ * (clock_gettime + getcpu)", "exact per-CPU (perf page, rdtscp)", or
+ * "none" (PERFCLOCK_CLOCK_HORIZON_PERCPU clear). perfclock_horizon_name()
+ * goes on naming perfclock_horizon()'s. A static string.
+ */
+const char *perfclock_horizon_cpu_name(const struct perfclock_clock_info *info);
 
 /*
  * Is clk the clock that stamps records of an event opened with attr, and

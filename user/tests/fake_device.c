@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,6 +41,8 @@ struct perfclock_horizon hz_asked;
 unsigned long n_get_horizon;
 /* open("/dev/perfclock"): the fake (/dev/null) if set, else ENOENT. */
 int devnode_present;
+/* GET_TIME: bump the page's horizon generation while it reads. */
+int time_bumps_gen;
 
 int __real_ioctl(int fd, unsigned long req, ...);
 int __wrap_ioctl(int fd, unsigned long req, ...);
@@ -158,7 +161,15 @@ static int fake_ioctl(unsigned long req, void *arg)
 	}
 	if (req == PERFCLOCK_IOC_GET_TIME) {
 		struct perfclock_time t = { perfclock_rdtsc_ordered(), 0, 0 };
+		int cpu = sched_getcpu();
 
+		/* As the module: the CPU the read was taken on. */
+		t.cpu = cpu < 0 ? 0 : (uint32_t)cpu;
+		if (time_bumps_gen) {
+			page.seq++;
+			page.horizon_generation++;
+			page.seq++;
+		}
 		n_get_time++;
 		memcpy(arg, &t, sizeof(t));
 		return 0;
@@ -231,6 +242,7 @@ void fake_reset(void)
 	hz_answer = 0;
 	hz_answer_gen = 0;
 	devnode_present = 0;
+	time_bumps_gen = 0;
 	fake_fd = 1;
 }
 

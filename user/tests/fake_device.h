@@ -23,6 +23,8 @@ extern struct perfclock_horizon hz_asked;
 extern unsigned long n_get_horizon;
 /* open("/dev/perfclock"): the fake (/dev/null) if set, else ENOENT. */
 extern int devnode_present;
+/* GET_TIME: bump the page's horizon generation while it reads. */
+extern int time_bumps_gen;
 /* Allocations by the library (counted), and whether they fail (ENOMEM). */
 extern unsigned long n_alloc;
 extern int fail_alloc;
@@ -38,5 +40,8 @@ void test_bounds_no_page(void);
 void test_horizon_clockid(void);
 void test_horizon_generation(void);
 void test_horizon_paravirt(void);
+
+/* test_device_percpu.c: the per-CPU horizon through GET_TIME. */
+void test_horizon_percpu_device(void);
 
 #endif

@@ -460,6 +460,7 @@ int main(void)
 	test_horizon_clockid();
 	test_horizon_generation();
 	test_horizon_paravirt();
+	test_horizon_percpu_device();
 	test_perf_page();
 
 	/* Versions and errors. */

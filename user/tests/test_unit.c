@@ -5,6 +5,7 @@
  *   unit_clock.c  libperfclock.c: the clock backends' host-testable paths,
  *                 the page reader on a fake page, the estimated horizon of
  *                 a clockid clock without the module;
+ *   unit_percpu.c horizon_percpu.c: the per-CPU horizon on this host;
  *   unit_membarrier.c horizon_membarrier.c, horizon.c's choice: the
  *                 membarrier horizon on this host's kernel;
  *   unit_ring.c   ring.c: the ring reader on hand-made rings (wrap, LOST,
@@ -46,6 +47,7 @@ int main(void)
 	test_attr_hw_time();
 	test_settable_estimate();
 	test_membarrier();
+	test_percpu();
 	scenario_schuchart();
 	scenario_ahern();
 	scenario_inflight();

@@ -11,6 +11,9 @@ void test_horizon_estimate(void);
 void test_attr_hw_time(void);
 void test_settable_estimate(void);
 
+/* unit_percpu.c */
+void test_percpu(void);
+
 /* unit_membarrier.c */
 void test_membarrier(void);
 
