@@ -21,6 +21,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
@@ -300,8 +301,12 @@ static void *thread_main(void *arg)
 		.tv_sec = r->period_us / 1000000u,
 		.tv_nsec = (long)(r->period_us % 1000000u) * 1000L,
 	};
+	char name[16];
 	int i, n;
 
+	/* For ps and for the tests: the thread of CPU c is pclk-rd<c>. */
+	snprintf(name, sizeof(name), "pclk-rd%d", th->rings[0]->cpu);
+	pthread_setname_np(pthread_self(), name);
 	if (th->nr == 1 && th->rings[0]->kind == PERFCLOCK_READER_HORIZON_PERCPU &&
 	    pin(th->rings[0]->cpu))
 		fall_back(th, th->rings[0]);

@@ -100,6 +100,12 @@ enum perfclock_reader_horizon {
 	PERFCLOCK_READER_HORIZON_ESTIMATE = 3,
 };
 
+/*
+ * A ring's horizon for a tool to print: "per-CPU", "grace period",
+ * "estimate", or "unknown". A static string.
+ */
+const char *perfclock_reader_horizon_name(uint32_t horizon);
+
 /* Called by perfclock_reader_deliver() each time the limit moves up. */
 typedef void (*perfclock_reader_limit_fn)(void *arg, uint64_t limit);
 

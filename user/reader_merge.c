@@ -427,3 +427,16 @@ PERFCLOCK_API int perfclock_reader_get_stats(const struct perfclock_reader *r,
 	perfclock_queue_get_stats(r->q, &st->queue);
 	return 0;
 }
+
+PERFCLOCK_API const char *perfclock_reader_horizon_name(uint32_t horizon)
+{
+	switch (horizon) {
+	case PERFCLOCK_READER_HORIZON_PERCPU:
+		return "per-CPU";
+	case PERFCLOCK_READER_HORIZON_GRACE_PERIOD:
+		return "grace period";
+	case PERFCLOCK_READER_HORIZON_ESTIMATE:
+		return "estimate";
+	}
+	return "unknown";
+}

@@ -400,6 +400,112 @@ static void lost_records(struct perfclock *clk)
 	perfclock_evring_close(er);
 }
 
+/* The tid of this process's thread named name, or -1. */
+static pid_t thread_named(const char *name)
+{
+	char path[300], comm[32];
+	struct dirent *d;
+	DIR *dir = opendir("/proc/self/task");
+	pid_t tid = -1;
+	FILE *f;
+
+	if (!dir)
+		return -1;
+	while (tid < 0 && (d = readdir(dir))) {
+		if (d->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", d->d_name);
+		f = fopen(path, "re");
+		if (!f)
+			continue;
+		if (fgets(comm, sizeof(comm), f) &&
+		    !strncmp(comm, name, strlen(name)) &&
+		    comm[strlen(name)] == '\n')
+			tid = (pid_t)atoi(d->d_name);
+		fclose(f);
+	}
+	closedir(dir);
+	return tid;
+}
+
+/*
+ * A reader thread moved off its CPU from outside (what CPU hotplug or a
+ * cpuset change does to it): its H_c reads name another CPU, and after
+ * three the ring falls back to the grace-period horizon, for good; the
+ * order holds throughout. Then one thread for all CPUs (max_threads 1),
+ * visiting them: every ring still on H_c, the order holds.
+ */
+static void moved_and_grouped(struct perfclock *clk, int ncpu)
+{
+	struct perfclock_reader_ring_stats rs;
+	struct perfclock_reader_config rc;
+	struct perfclock_reader_stats st;
+	struct perfclock_evring *er;
+	struct perfclock_reader *r;
+	struct sink s;
+	cpu_set_t set;
+	uint64_t end;
+	pid_t tid;
+	int cpu1, moved = 0;
+
+	if (ncpu < 2) {
+		tap_skip("reader: moved thread # SKIP one CPU");
+		return;
+	}
+	er = ev_open(clk, -1, 64);
+	r = er ? rd_start(clk, er, &s, 0) : NULL;
+	if (!tap_ok(r != NULL, "reader: starts for the moved-thread check"))
+		goto out;
+	perfclock_evring_enable(er);
+	load_start(ncpu);
+	perfclock_reader_deliver(r, 20);
+	cpu1 = perfclock_evring_cpu(er, 1);
+	tid = thread_named("pclk-rd0");
+	CPU_ZERO(&set);
+	CPU_SET(cpu1, &set);
+	if (tid > 0 && perfclock_evring_cpu(er, 0) == 0 &&
+	    !sched_setaffinity(tid, sizeof(set), &set))
+		moved = 1;
+	end = mono_ms() + load_ms / 2;
+	while (mono_ms() < end)
+		perfclock_reader_deliver(r, 10);
+	perfclock_reader_get_ring_stats(r, 0, &rs);
+	load_stop();
+	perfclock_reader_stop(r);
+	perfclock_reader_get_stats(r, &st);
+	tap_ok(moved && rs.horizon == PERFCLOCK_READER_HORIZON_GRACE_PERIOD &&
+	       rs.fallbacks == 1 && st.queue.below_horizon == 0 &&
+	       st.queue.late == 0 && s.unsorted == 0,
+	       "reader: ring 0's thread moved to CPU %d from outside: the ring falls back to the grace period (horizon %u, fallbacks %u), 0 below a limit (%llu), 0 late",
+	       cpu1, rs.horizon, rs.fallbacks,
+	       (unsigned long long)st.queue.below_horizon);
+	perfclock_reader_free(r);
+
+	memset(&s, 0, sizeof(s));
+	perfclock_reader_config_init(&rc);
+	rc.deliver = deliver;
+	rc.arg = &s;
+	rc.max_threads = 1;
+	r = perfclock_reader_start(clk, er, &rc);
+	if (!tap_ok(r != NULL, "reader: starts with one thread for %d CPUs", ncpu))
+		goto out;
+	load_start(ncpu);
+	end = mono_ms() + load_ms / 2;
+	while (mono_ms() < end)
+		perfclock_reader_deliver(r, 10);
+	load_stop();
+	perfclock_reader_stop(r);
+	perfclock_reader_get_stats(r, &st);
+	tap_ok(st.nr_threads == 1 && st.rings_percpu == st.nr_rings &&
+	       st.records > 0 && st.queue.below_horizon == 0 &&
+	       st.queue.late == 0 && s.unsorted == 0,
+	       "reader: one thread visiting %u CPUs: all on H_c, %llu records, 0 below a limit, 0 late",
+	       st.nr_rings, (unsigned long long)st.records);
+	perfclock_reader_free(r);
+out:
+	perfclock_evring_close(er);
+}
+
 static void kinds(struct perfclock *clk)
 {
 	struct perfclock_reader_ring_stats rs;
@@ -428,7 +534,13 @@ static void kinds(struct perfclock *clk)
 	er = rt ? ev_open(rt, -1, 8) : NULL;
 	r = er ? rd_start(rt, er, &s, 0) : NULL;
 	tap_ok(r && perfclock_reader_get_ring_stats(r, 0, &rs) == 0 &&
-	       rs.horizon == PERFCLOCK_READER_HORIZON_ESTIMATE,
+	       rs.horizon == PERFCLOCK_READER_HORIZON_ESTIMATE &&
+	       !strcmp(perfclock_reader_horizon_name(rs.horizon), "estimate") &&
+	       !strcmp(perfclock_reader_horizon_name(
+			PERFCLOCK_READER_HORIZON_PERCPU), "per-CPU") &&
+	       !strcmp(perfclock_reader_horizon_name(
+			PERFCLOCK_READER_HORIZON_GRACE_PERIOD), "grace period") &&
+	       !strcmp(perfclock_reader_horizon_name(0), "unknown"),
 	       "reader: CLOCK_REALTIME (no per-CPU horizon, no exact one without the module): estimate");
 	perfclock_reader_free(r);
 	perfclock_evring_close(er);
@@ -548,6 +660,7 @@ int main(void)
 	real_load(clk, (int)ncpu);
 	broken_reader(clk, (int)ncpu);
 	lost_records(clk);
+	moved_and_grouped(clk, (int)ncpu);
 	kinds(clk);
 	lifecycle(clk, (int)ncpu);
 	perfclock_close(clk);
