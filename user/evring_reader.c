@@ -376,7 +376,8 @@ static int threads_make(struct perfclock_reader *r)
 	int t, i, a, b;
 
 	r->th = calloc((size_t)r->nr_threads, sizeof(*r->th));
-	if (!r->th)
+	r->takes = calloc((size_t)r->nr_threads, sizeof(*r->takes));
+	if (!r->th || !r->takes)
 		return -ENOMEM;
 	for (t = 0; t < r->nr_threads; t++) {
 		struct reader_thread *th = &r->th[t];

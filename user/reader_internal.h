@@ -63,6 +63,14 @@ struct reader_thread {
 	uint64_t taken_seq;
 };
 
+/* What the merger took from one thread (reader_merge.c). */
+struct reader_take {
+	struct reader_batch *list;
+	int has_h;
+	uint64_t h;
+	uint32_t gen;
+};
+
 #define READER_AGE_BUCKETS	496
 
 struct perfclock_reader {
@@ -75,6 +83,7 @@ struct perfclock_reader {
 	int other_kind;			/* GRACE_PERIOD or ESTIMATE */
 	struct reader_ring *ring;
 	struct reader_thread *th;
+	struct reader_take *takes;	/* nr_threads, the merger's */
 	struct perfclock_queue *q;
 	int stop_fd;			/* eventfd, written at stop */
 	int stop;			/* atomic */

@@ -105,16 +105,9 @@ static int push_batch(struct perfclock_reader *r, const struct reader_batch *b,
 	return err;
 }
 
-struct take {
-	struct reader_batch *list;
-	int has_h;
-	uint64_t h;
-	uint32_t gen;
-};
-
 /* Take thread th's horizon and batches, together (THE HAND-OFF). */
 static void take(struct perfclock_reader *r, struct reader_thread *th,
-		 struct take *t, uint64_t now, int have_now)
+		 struct reader_take *t, uint64_t now, int have_now)
 {
 	pthread_mutex_lock(&th->lock);
 	t->list = th->full;
@@ -190,15 +183,13 @@ static void wait_handoff(struct perfclock_reader *r, int timeout_ms)
  */
 static int64_t merge(struct perfclock_reader *r)
 {
-	struct take *t;
+	struct reader_take *t;
 	uint64_t now = 0, limit = UINT64_MAX;
 	uint32_t gmax = 0;
 	int64_t delivered = 0, n;
 	int i, err = 0, have_now;
 
-	t = calloc((size_t)r->nr_threads, sizeof(*t));
-	if (!t)
-		return -ENOMEM;
+	t = r->takes;
 	have_now = perfclock_read(r->clk, &now) == 0;
 	for (i = 0; i < r->nr_threads; i++) {
 		take(r, &r->th[i], &t[i], now, have_now);
@@ -231,7 +222,6 @@ static int64_t merge(struct perfclock_reader *r)
 		else if (t[i].h < limit)
 			limit = t[i].h;
 	}
-	free(t);
 	if (!err && limit != UINT64_MAX && limit > r->limit) {
 		r->limit = limit;
 		r->limits++;
@@ -340,6 +330,7 @@ void perfclock_reader__release(struct perfclock_reader *r)
 	pthread_condattr_destroy(&r->condattr);
 	pthread_mutex_destroy(&r->lock);
 	free(r->th);
+	free(r->takes);
 	free(r->ring);
 	free(r);
 }
