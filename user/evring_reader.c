@@ -102,6 +102,11 @@ static int percpu_read(struct reader_thread *th, struct reader_ring *rr,
 	}
 	if (err == -EAGAIN)
 		return 1;
+	/* perf's page withdrew time_zero (an unstable TSC): none now. */
+	if (err == -EOPNOTSUPP) {
+		fall_back(th, rr);
+		return 2;
+	}
 	if (err)
 		return err;
 	if (cpu != (uint32_t)want) {

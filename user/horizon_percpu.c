@@ -23,6 +23,7 @@
  */
 #include <errno.h>
 #include <sched.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
@@ -71,15 +72,40 @@ static inline uint64_t rdtscp(uint32_t *aux)
 #endif
 }
 
-/* CPUID.80000001H:EDX[27], RDTSCP. */
+/*
+ * The kernel's word that it has rdtscp: the flag in /proc/cpuinfo. Only
+ * then does it write the CPU number into TSC_AUX
+ * (arch/x86/kernel/cpu/common.c: setup_getcpu()), and only then is the
+ * instruction known to work here: CPUID alone is not enough (valgrind's
+ * CPU advertises rdtscp and traps on it).
+ */
+static int kernel_has_rdtscp(void)
+{
+	char line[4096];
+	int found = 0;
+	FILE *f = fopen("/proc/cpuinfo", "re");
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, "flags", 5))
+			continue;
+		found = strstr(line, " rdtscp ") || strstr(line, " rdtscp\n");
+		break;
+	}
+	fclose(f);
+	return found;
+}
+
+/* CPUID.80000001H:EDX[27], RDTSCP, and the kernel's word for it. */
 static int have_rdtscp(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
 	unsigned int a, b, c, d;
 
-	if (!__get_cpuid(0x80000001U, &a, &b, &c, &d))
+	if (!__get_cpuid(0x80000001U, &a, &b, &c, &d) || !(d & (1U << 27)))
 		return 0;
-	return !!(d & (1U << 27));
+	return kernel_has_rdtscp();
 #else
 	return 0;
 #endif

@@ -46,8 +46,9 @@
  *    events, a clock without a per-CPU horizon, the flag
  *    PERFCLOCK_READER_GRACE_PERIOD, and a ring whose CPU went away (the
  *    thread could not be pinned there, or its horizon came from another
- *    CPU three times running: CPU hotplug, a cpuset change): it switches
- *    for good, counted in fallbacks.
+ *    CPU three times running: CPU hotplug, a cpuset change) or whose
+ *    clock stopped offering H_c (perf's page withdrew time_zero): it
+ *    switches for good, counted in fallbacks.
  *  - PERFCLOCK_READER_HORIZON_ESTIMATE: the same, but perfclock_horizon()
  *    is an estimate (no module, no membarrier: REALTIME, TAI), or an attr
  *    whose samples the PMU stamps itself (PEBS, perfclock_check_attr()):

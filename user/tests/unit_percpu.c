@@ -152,12 +152,28 @@ static void clockid_kinds(void)
 	perfclock_close(c);
 }
 
+/* As horizon_percpu.c decides: CPUID and the kernel's cpuinfo flag. */
 static int cpu_has_rdtscp(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
 	unsigned int a, b, cc, d;
+	char line[4096];
+	int found = 0;
+	FILE *f;
 
-	return __get_cpuid(0x80000001U, &a, &b, &cc, &d) && (d & (1U << 27));
+	if (!__get_cpuid(0x80000001U, &a, &b, &cc, &d) || !(d & (1U << 27)))
+		return 0;
+	f = fopen("/proc/cpuinfo", "re");
+	while (f && fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, "flags", 5)) {
+			found = strstr(line, " rdtscp ") ||
+				strstr(line, " rdtscp\n");
+			break;
+		}
+	}
+	if (f)
+		fclose(f);
+	return found;
 #else
 	return 0;
 #endif
