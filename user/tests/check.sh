@@ -57,6 +57,7 @@ run device "$B/test_device"
 run prop "$B/test_prop"
 run ring-real "$B/test_ring_real"
 run evring "$B/test_evring"
+run tool "$B/test_tool"
 run module "$B/test_module"
 run module-checks-on-clockid "$B/test_module" clockid
 
@@ -167,6 +168,11 @@ check "install: a program built with pkg-config against the installed tree runs 
 	sh -c "$CC -o $B/inst-test-dyn $log.c \$(PKG_CONFIG_PATH=$PCP pkg-config --cflags --libs libperfclock) &&
 	       LD_LIBRARY_PATH=$inst/lib ./$B/inst-test-dyn &&
 	       PKG_CONFIG_PATH=$PCP pkg-config --modversion libperfclock | grep -qx \"\$(cat ../VERSION)\""
+# The helper thread needs libpthread in a static link before glibc 2.34
+# (libpthread merged into libc): pkg-config --static must say so. (Here,
+# glibc 2.36, the static link below would pass without it.)
+check "install: pkg-config --static --libs names -lpthread (Libs.private)" \
+	sh -c "PKG_CONFIG_PATH=$PCP pkg-config --static --libs libperfclock | grep -q -- -lpthread"
 check "install: the same program linked with gcc -static against libperfclock.a runs" \
 	sh -c "$CC -static -o $B/inst-test-static $log.c -I$inst/include $inst/lib/libperfclock.a &&
 	       ./$B/inst-test-static"
