@@ -177,6 +177,34 @@ check "install: the same program linked with gcc -static against libperfclock.a 
 	sh -c "$CC -static -o $B/inst-test-static $log.c -I$inst/include $inst/lib/libperfclock.a &&
 	       ./$B/inst-test-static"
 
+# ---- the README's example (examples/tracer.c) against the install ----
+# Built by its own Makefile with the installed tree's pkg-config, then run
+# for 0.3 s on this machine's scheduler tracepoints: both seen, in time
+# order, none late, the horizon's name and the loss count said.
+# (About 2 s; needs root and tracefs, mounted here if it is not.)
+ex=../examples
+rm -f "$ex/tracer"
+check "example: examples/tracer builds against the installed library (pkg-config)" \
+	env PKG_CONFIG_PATH="$PCP" $MAKE --no-print-directory -C "$ex" tracer
+tfs=/sys/kernel/tracing
+[ "$(id -u)" = 0 ] && ! [ -d $tfs/events ] && mount -t tracefs nodev $tfs 2>/dev/null
+if [ "$(id -u)" != 0 ] || ! [ -r $tfs/events/sched/sched_switch/id ]; then
+	skip_result "example: runs" "not root, or tracefs not at $tfs"
+elif LD_LIBRARY_PATH="$inst/lib" "$ex/tracer" 0.3 > "$log" 2> "$log.c"; then
+	nsw=$(grep -c ' sched/sched_switch$' "$log")
+	nwk=$(grep -c ' sched/sched_wakeup$' "$log")
+	bad=$(awk 'NR > 1 && $1 < prev { n++ } { prev = $1 } END { print n + 0 }' "$log")
+	sum=$(grep '^# [0-9]* events' "$log.c")
+	hz=$(sed -n 's/^# horizon: //p' "$log.c")
+	result $([ "$nsw" -gt 0 ] && [ "$nwk" -gt 0 ] && [ "$bad" = 0 ] &&
+		 [ -n "$hz" ] && printf '%s\n' "$sum" | grep -q ' 0 late, [0-9]* lost,'; echo $?) \
+		"example: runs: $nsw sched_switch + $nwk sched_wakeup in time order ($bad out of order); horizon \"$hz\"; $sum" \
+		"$(cat "$log.c")"
+else
+	result 1 "example: runs" "$(cat "$log.c")"
+fi
+rm -f "$ex/tracer"
+
 # ---- sanitizers, valgrind, fuzzing ----
 if command -v "$CLANG" >/dev/null 2>&1 &&
    $MAKE --no-print-directory sanitize fuzz > "$log" 2>&1; then
