@@ -1,0 +1,187 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# scripts/lint-docs.sh — the docs cannot go stale silently (make check's
+# lint section). TAP on stdout, exit 1 if anything failed.
+#
+#  1. Every function a doc names as perfclock_*() or perf_*() (README.md,
+#     user/README.md, docs/*.md) exists: in this tree (user/, module/,
+#     selftests/, patches/, fuzz/, bench/, examples/: C, headers, the perf
+#     patches), else, for the kernel's own perf_*() functions the docs
+#     cite, in the kernel's include/linux and kernel/events of Debian's
+#     linux-source-6.1 (extracted once into build/ksrc-docs). A name
+#     found nowhere fails, with the file and line that names it.
+#  2. README.md's "Write a tool" code is examples/tracer.c's: each piece
+#     between "..." lines appears in the file, whole and in order.
+#  3. The commands of README.md's "Write a tool" sh block run, as written
+#     but for where they install: PREFIX, PKG_CONFIG_PATH and
+#     LD_LIBRARY_PATH point at a temporary directory, "sudo " is dropped;
+#     the tracer's run needs root and tracefs (else it is a SKIP, said).
+#
+#   scripts/lint-docs.sh [--self-test]
+# --self-test checks that check 1 fails on a doc naming a function that
+# does not exist and check 2 on a README whose code drifted (temporary
+# copies; the tree is not touched).
+set -uo pipefail
+cd "$(dirname "$0")/.." || exit 1
+. scripts/tap-lib.sh
+
+TARBALL=${KERNEL_SRC_TARBALL:-/usr/src/linux-source-6.1.tar.xz}
+KDOCS=build/ksrc-docs
+TREE_DIRS="user module selftests patches fuzz bench examples"
+
+# The kernel's perf files, once (one pass over the tarball, ~10 s).
+kernel_src() {
+	local stamp
+	[ -r "$TARBALL" ] || return 1
+	stamp="$(stat -c '%s %Y' "$TARBALL")"
+	[ -f "$KDOCS/.stamp" ] && [ "$(cat "$KDOCS/.stamp")" = "$stamp" ] && return 0
+	rm -rf "$KDOCS" && mkdir -p "$KDOCS" &&
+		tar -xJf "$TARBALL" -C "$KDOCS" --strip-components=1 --wildcards \
+			'linux-source-6.1/kernel/events/*' \
+			'linux-source-6.1/include/linux/perf_event.h' \
+			'linux-source-6.1/include/uapi/linux/perf_event.h' &&
+		echo "$stamp" > "$KDOCS/.stamp"
+}
+
+# names FILE...: "file:line: name" for every perfclock_*() / perf_*().
+names() {
+	grep -noE '\b(perfclock|perf)_[A-Za-z0-9_]*\(\)' "$@" /dev/null |
+		sed 's/()$//'
+}
+
+# check_names FILE...: 0 if every name exists; the missing ones on stdout.
+check_names() {
+	local have_k=0 where name missing=""
+	kernel_src && have_k=1
+	while IFS= read -r line; do
+		name=${line##*:}
+		where=${line%:*}
+		# shellcheck disable=SC2086
+		if grep -rqw --include='*.c' --include='*.h' --include='*.patch' \
+			-- "$name" $TREE_DIRS; then
+			continue
+		fi
+		if [ $have_k = 1 ] && grep -rqw -- "$name" "$KDOCS"; then
+			continue
+		fi
+		missing="$missing$where: $name()"$'\n'
+	done < <(names "$@" | sort -t: -k3 -u)
+	printf '%s' "$missing"
+	[ -z "$missing" ]
+}
+
+# The "Write a tool" section of a README: its c block and its sh block.
+section() { awk '/^## Write a tool/ { on = 1; next } /^## / { on = 0 } on' "$1"; }
+block() {	# block LANG < section
+	awk -v lang="$1" '$0 == "```" lang { on = 1; next } /^```/ { on = 0 } on'
+}
+
+# check_code README SOURCE: every "..."-separated piece of README's c
+# block is a run of whole lines of SOURCE, the pieces in order.
+check_code() {
+	python3 - "$1" "$2" <<'EOF'
+import sys, subprocess
+readme, source = sys.argv[1], sys.argv[2]
+text = open(readme).read().split('\n')
+on = sec = False
+code = []
+for l in text:
+    if l.startswith('## '):
+        sec = l.startswith('## Write a tool')
+        continue
+    if not sec:
+        continue
+    if l == '```c':
+        on = True
+        continue
+    if on and l.startswith('```'):
+        break
+    if on:
+        code.append(l)
+src = open(source).read().split('\n')
+if not code:
+    print('no c block in "Write a tool"')
+    sys.exit(1)
+pieces, cur = [], []
+for l in code:
+    if l.strip() == '...':
+        pieces.append(cur)
+        cur = []
+    else:
+        cur.append(l)
+pieces.append(cur)
+pos = 0
+for p in pieces:
+    if not p:
+        continue
+    found = -1
+    for i in range(pos, len(src) - len(p) + 1):
+        if src[i:i + len(p)] == p:
+            found = i
+            break
+    if found < 0:
+        print('not in %s (in this order): %s' % (source, p[0].strip()))
+        for l in p:
+            if l not in src:
+                print('  first line not there: %s' % l.strip())
+                break
+        sys.exit(1)
+    pos = found + len(p)
+print('%d pieces, %d lines' % (len([p for p in pieces if p]), len(code)))
+EOF
+}
+
+if [ "${1:-}" = --self-test ]; then
+	tmp=$(mktemp -d)
+	trap 'rm -rf "$tmp"' EXIT
+	cp README.md "$tmp/README.md"
+	printf '\nCall perfclock_no_such_function() here.\n' >> "$tmp/README.md"
+	out=$(check_names "$tmp/README.md")
+	result $([ $? -ne 0 ] && printf '%s' "$out" | grep -q 'perfclock_no_such_function()'; echo $?) \
+		"lint-docs self-test: a doc naming perfclock_no_such_function() fails ($out)"
+	cp README.md "$tmp/README.md"
+	sed -i 's/perfclock_evring_drain(er, q, &st) < 0/perfclock_evring_drain(er, q, NULL) < 0/' "$tmp/README.md"
+	out=$(check_code "$tmp/README.md" examples/tracer.c)
+	result $([ $? -ne 0 ]; echo $?) "lint-docs self-test: README code that drifted from examples/tracer.c fails ($out)"
+	finish
+fi
+
+docs="README.md user/README.md docs/*.md"
+# shellcheck disable=SC2086
+out=$(check_names $docs)
+result $? "docs: every perfclock_*() and perf_*() that README.md, user/README.md and docs/*.md name exists (this tree, or the kernel's perf files)" "$out"
+count=$(names $docs | sed 's/.*://' | sort -u | wc -l)
+echo "# $count distinct function names checked"
+
+out=$(check_code README.md examples/tracer.c)
+result $? "docs: README's \"Write a tool\" code is examples/tracer.c's ($out)" "$out"
+
+if grep -nE '\b[Ii]ssues? [0-9]+' README.md user/README.md docs/*.md | grep -v "GitHub issue" > "${TMPDIR:-/tmp}/lint-docs.$$"; then
+	result 1 "docs: no tracker issue numbers in user-facing docs" "$(cat "${TMPDIR:-/tmp}/lint-docs.$$")"
+else
+	result 0 "docs: no tracker issue numbers in user-facing docs"
+fi
+rm -f "${TMPDIR:-/tmp}/lint-docs.$$"
+
+# The commands, run. ~20 s: the library's build is make check's anyway.
+tmp=$(mktemp -d)
+cmds=$(section README.md | block sh | sed -e 's/[[:space:]]*#.*$//' -e 's/^sudo //' | grep -v '^$')
+echo "# README's commands: $(printf '%s' "$cmds" | tr '\n' ';')"
+build=$(printf '%s\n' "$cmds" | grep -v '^examples/')
+# ldconfig needs root, and a temporary PREFIX is not in its cache anyway.
+[ "$(id -u)" = 0 ] || build=$(printf '%s\n' "$build" | grep -v '^ldconfig')
+run=$(printf '%s\n' "$cmds" | grep '^examples/')
+rm -f examples/tracer
+out=$(env PREFIX="$tmp" PKG_CONFIG_PATH="$tmp/lib/pkgconfig" sh -ec "$build" 2>&1)
+result $? "docs: README's build commands run (PREFIX=$tmp)" "$(printf '%s\n' "$out" | tail -20)"
+if [ "$(id -u)" != 0 ] || ! [ -r /sys/kernel/tracing/events/sched/sched_switch/id ]; then
+	skip_result "docs: README's run command" "needs root and tracefs at /sys/kernel/tracing"
+elif [ -x examples/tracer ]; then
+	out=$(env LD_LIBRARY_PATH="$tmp/lib" sh -ec "$(printf '%s\n' "$run" | sed 's/tracer 1$/tracer 0.2/')" 2>&1 >/dev/null)
+	result $? "docs: README's run command runs ($(printf '%s\n' "$out" | tail -n 1))" "$out"
+else
+	result 1 "docs: README's run command: no examples/tracer was built"
+fi
+rm -rf "$tmp" examples/tracer
+finish
