@@ -13,6 +13,7 @@
 #     found nowhere fails, with the file and line that names it.
 #  2. README.md's "Write a tool" code is examples/tracer.c's: each piece
 #     between "..." lines appears in the file, whole and in order.
+#     README.md gives the file's line count right.
 #  3. The commands of README.md's "Write a tool" sh block run, as written
 #     but for where they install: PREFIX, PKG_CONFIG_PATH and
 #     LD_LIBRARY_PATH point at a temporary directory, "sudo " is dropped;
@@ -137,13 +138,13 @@ if [ "${1:-}" = --self-test ]; then
 	trap 'rm -rf "$tmp"' EXIT
 	cp README.md "$tmp/README.md"
 	printf '\nCall perfclock_no_such_function() here.\n' >> "$tmp/README.md"
-	out=$(check_names "$tmp/README.md")
-	result $([ $? -ne 0 ] && printf '%s' "$out" | grep -q 'perfclock_no_such_function()'; echo $?) \
-		"lint-docs self-test: a doc naming perfclock_no_such_function() fails ($out)"
+	if out=$(check_names "$tmp/README.md"); then st=1; else st=0; fi
+	printf '%s' "$out" | grep -q 'perfclock_no_such_function()' || st=1
+	result "$st" "lint-docs self-test: a doc naming perfclock_no_such_function() fails ($out)"
 	cp README.md "$tmp/README.md"
 	sed -i 's/perfclock_evring_drain(er, q, &st) < 0/perfclock_evring_drain(er, q, NULL) < 0/' "$tmp/README.md"
-	out=$(check_code "$tmp/README.md" examples/tracer.c)
-	result $([ $? -ne 0 ]; echo $?) "lint-docs self-test: README code that drifted from examples/tracer.c fails ($out)"
+	if out=$(check_code "$tmp/README.md" examples/tracer.c); then st=1; else st=0; fi
+	result "$st" "lint-docs self-test: README code that drifted from examples/tracer.c fails ($out)"
 	finish
 fi
 
@@ -151,11 +152,17 @@ docs="README.md user/README.md docs/*.md"
 # shellcheck disable=SC2086
 out=$(check_names $docs)
 result $? "docs: every perfclock_*() and perf_*() that README.md, user/README.md and docs/*.md name exists (this tree, or the kernel's perf files)" "$out"
+# shellcheck disable=SC2086
 count=$(names $docs | sed 's/.*://' | sort -u | wc -l)
 echo "# $count distinct function names checked"
 
 out=$(check_code README.md examples/tracer.c)
 result $? "docs: README's \"Write a tool\" code is examples/tracer.c's ($out)" "$out"
+
+# shellcheck disable=SC2016
+said=$(sed -n 's/.*`examples\/tracer.c` (\([0-9]*\) lines).*/\1/p' README.md | head -n 1)
+have=$(wc -l < examples/tracer.c)
+result "$([ "$said" = "$have" ]; echo $?)" "docs: README gives examples/tracer.c's length (says ${said:-nothing}, has $have lines)"
 
 if grep -nE '\b[Ii]ssues? [0-9]+' README.md user/README.md docs/*.md | grep -v "GitHub issue" > "${TMPDIR:-/tmp}/lint-docs.$$"; then
 	result 1 "docs: no tracker issue numbers in user-facing docs" "$(cat "${TMPDIR:-/tmp}/lint-docs.$$")"
