@@ -81,56 +81,46 @@ block() {	# block LANG < section
 # check_code README SOURCE: every "..."-separated piece of README's c
 # block is a run of whole lines of SOURCE, the pieces in order.
 check_code() {
-	python3 - "$1" "$2" <<'EOF'
-import sys, subprocess
-readme, source = sys.argv[1], sys.argv[2]
-text = open(readme).read().split('\n')
-on = sec = False
-code = []
-for l in text:
-    if l.startswith('## '):
-        sec = l.startswith('## Write a tool')
-        continue
-    if not sec:
-        continue
-    if l == '```c':
-        on = True
-        continue
-    if on and l.startswith('```'):
-        break
-    if on:
-        code.append(l)
-src = open(source).read().split('\n')
-if not code:
-    print('no c block in "Write a tool"')
-    sys.exit(1)
-pieces, cur = [], []
-for l in code:
-    if l.strip() == '...':
-        pieces.append(cur)
-        cur = []
-    else:
-        cur.append(l)
-pieces.append(cur)
-pos = 0
-for p in pieces:
-    if not p:
-        continue
-    found = -1
-    for i in range(pos, len(src) - len(p) + 1):
-        if src[i:i + len(p)] == p:
-            found = i
-            break
-    if found < 0:
-        print('not in %s (in this order): %s' % (source, p[0].strip()))
-        for l in p:
-            if l not in src:
-                print('  first line not there: %s' % l.strip())
-                break
-        sys.exit(1)
-    pos = found + len(p)
-print('%d pieces, %d lines' % (len([p for p in pieces if p]), len(code)))
-EOF
+	section "$1" | block c | awk -v src="$2" '
+	BEGIN { while ((getline l < src) > 0) s[++ns] = l }
+	function place(   i, k, ok) {	# the piece p[1..np] at or after pos
+		for (i = pos; i + np - 1 <= ns; i++) {
+			ok = 1
+			for (k = 1; k <= np && ok; k++)
+				if (s[i + k - 1] != p[k])
+					ok = 0
+			if (ok)
+				return i
+		}
+		return 0
+	}
+	function piece(   at) {
+		if (!np)
+			return
+		at = place()
+		if (!at) {
+			printf "not in %s (in this order): %s\n", src, p[1]
+			bad = 1
+			exit 1
+		}
+		pos = at + np
+		np = 0
+		pieces++
+	}
+	BEGIN { pos = 1 }
+	{ lines++ }
+	$0 ~ /^[ \t]*\.\.\.[ \t]*$/ { piece(); next }
+	{ p[++np] = $0 }
+	END {
+		if (bad)
+			exit 1
+		piece()
+		if (!lines) {
+			print "no c block in \"Write a tool\""
+			exit 1
+		}
+		printf "%d pieces, %d lines\n", pieces, lines
+	}'
 }
 
 if [ "${1:-}" = --self-test ]; then
