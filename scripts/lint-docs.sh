@@ -13,7 +13,8 @@
 #     found nowhere fails, with the file and line that names it.
 #  2. README.md's "Write a tool" code is examples/tracer.c's: each piece
 #     between "..." lines appears in the file, whole and in order.
-#     README.md gives the file's line count right.
+#     README.md gives the file's line count right. Relative links lead
+#     to files that exist.
 #  3. The commands of README.md's "Write a tool" sh block run, as written
 #     but for where they install: PREFIX, PKG_CONFIG_PATH and
 #     LD_LIBRARY_PATH point at a temporary directory, "sudo " is dropped;
@@ -148,6 +149,17 @@ echo "# $count distinct function names checked"
 
 out=$(check_code README.md examples/tracer.c)
 result $? "docs: README's \"Write a tool\" code is examples/tracer.c's ($out)" "$out"
+
+# Relative links (](path)) lead to files that exist.
+broken=$(for f in $docs; do
+	d=$(dirname "$f")
+	grep -noE '\]\([^)#[:space:]]+\)' "$f" | sed 's/](//; s/)$//' |
+	while IFS=: read -r line target; do
+		case $target in http://*|https://*|mailto:*) continue ;; esac
+		[ -e "$d/$target" ] || echo "$f:$line: $target"
+	done
+done)
+result "$([ -z "$broken" ]; echo $?)" "docs: every relative link leads to a file that exists" "$broken"
 
 # shellcheck disable=SC2016
 said=$(sed -n 's/.*`examples\/tracer.c` (\([0-9]*\) lines).*/\1/p' README.md | head -n 1)
