@@ -201,6 +201,21 @@ cc -static -Wall -Wextra -Werror -o "$log/client-static" packaging/tests/client.
 result $? "client: linked -static against $libdir/libperfclock.a, runs ($(tail -n 1 "$log/client-static.out" 2>/dev/null))" \
 	"$(cat "$log/client-static.log")"
 
+# The README's example, with nothing but the -dev package: built by its
+# own Makefile (pkg-config), and run where perf and tracefs allow.
+rm -f examples/tracer
+make --no-print-directory -C examples tracer >"$log/example-build.log" 2>&1
+result $? "example: examples/tracer builds against the installed -dev package" \
+	"$(cat "$log/example-build.log")"
+if [ "$(id -u)" = 0 ] && [ -r /sys/kernel/tracing/events/sched/sched_switch/id ]; then
+	examples/tracer 0.2 >"$log/example.out" 2>"$log/example.err"
+	result $? "example: runs against $libpkg ($(tail -n 1 "$log/example.err"))" \
+		"$(cat "$log/example.err")"
+else
+	skip_result "example: runs" "not root, or tracefs not mounted at /sys/kernel/tracing"
+fi
+rm -f examples/tracer
+
 # ---- 6. purge: nothing left ---------------------------------------------------------
 files=$( { dpkg -L "$libpkg"; dpkg -L "$devpkg"; } 2>/dev/null | sort -u)
 dpkg_waiting --purge "$devpkg" "$libpkg" >"$log/purge.log" 2>&1

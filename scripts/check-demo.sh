@@ -265,6 +265,9 @@ if want host; then
 	# exact, and so is everything on the 6.1 guest.
 	check_json "$out/host.json" host sched:sched_switch
 	check_print "$(awk "$PRINT_AWK" "$out/host.print")" "$out/host.json" host
+	# The horizon line is the library's name for it: no module here.
+	check "host: the horizon line names what the library gave ($(grep -m1 '^  our horizon:' "$out/host.err" | sed 's/^  //; s/,.*//'))" \
+		sh -c "grep -qE '^  our horizon: (exact \(membarrier\)|estimate)' '$out/host.err'"
 	# That gap is the kernel's (see README, "kernel counts"): said so in
 	# words, never a bare "DIFFER" when the rings held nothing more.
 	check "host: a kernel-count gap is explained, not a bare DIFFER ($(jkernel "$out/host.json" unaccounted) unaccounted)" \

@@ -9,7 +9,9 @@
 #                 Makefile's pick)
 #   lint          scripts/lint.sh, scripts/test-vm-lib.sh (when boot()
 #                 boots a guest once more) and scripts/test-perf-order-check.sh
-#                 (the checker of perf script's order that check-perf uses)
+#                 (the checker of perf script's order that check-perf uses),
+#                 scripts/lint-docs.sh (the docs name only functions that
+#                 exist; README's example is examples/tracer.c and runs)
 #   user          make -C user check: user/tests/check.sh
 #   host          the liburcu stress testers on the host (here)
 #   demo          scripts/check-demo.sh
@@ -55,6 +57,9 @@ if want lint; then
 	collect lint "$log/vm-lib.tap"
 	scripts/test-perf-order-check.sh > "$log/perf-order-check.tap" 2>&1
 	collect lint "$log/perf-order-check.tap"
+	# The docs against the tree and examples/tracer.c (scripts/lint-docs.sh).
+	{ scripts/lint-docs.sh --self-test; scripts/lint-docs.sh; } > "$log/lint-docs.tap" 2>&1
+	collect lint "$log/lint-docs.tap"
 fi
 
 if want user; then

@@ -170,7 +170,8 @@ static int cpu_open(struct evring_cpu *c, int cpu,
 				  PERF_FLAG_FD_CLOEXEC);
 
 		if (fd < 0)
-			return -errno;
+			return -perfclock__evring_open_error(&attrs[k], k, cpu,
+							     errno);
 		c->fd[k] = (int)fd;
 		if (!k) {
 			c->len = len;
@@ -230,6 +231,14 @@ perfclock_evring_open(const struct perfclock *clk,
 	er->nr_attrs = cfg->nr_attrs;
 	er->pid = cfg->pid;
 	for (k = 0; k < cfg->nr_attrs; k++) {
+		/* Records without a time cannot be ordered (the header). */
+		if (!(cfg->attrs[k].sample_type & PERF_SAMPLE_TIME)) {
+			perfclock__log(PERFCLOCK_LOG_ERR,
+				       "perfclock_evring_open: attrs[%u] has no PERF_SAMPLE_TIME",
+				       k);
+			err = -EINVAL;
+			goto out;
+		}
 		attrs[k] = cfg->attrs[k];
 		attrs[k].size = sizeof(attrs[k]);
 		perfclock_fill_attr(clk, &attrs[k]);
@@ -259,8 +268,13 @@ perfclock_evring_open(const struct perfclock *clk,
 			continue;
 		}
 		er->nr++;
-		if (err)
+		if (err) {
+			/* perf_event_open()'s failure was said with its attr. */
+			perfclock__log(PERFCLOCK_LOG_DEBUG,
+				       "perfclock_evring_open: CPU %d: %s",
+				       cpus[i], strerror(-err));
 			goto out;
+		}
 	}
 	if (!er->nr)
 		err = -ENODEV;

@@ -273,3 +273,22 @@ perfclock_horizon_name(const struct perfclock_clock_info *info)
 		return "exact (module page)";
 	return "exact (module ioctl)";
 }
+
+/*
+ * The name from the backend open chose, without take(): is_exact() and
+ * info() read state and files (the module's page, the clocksource), never
+ * a grace period, so a tool can print it before its first horizon.
+ */
+PERFCLOCK_API const char *perfclock_clock_horizon_name(struct perfclock *clk)
+{
+	struct perfclock_clock_info info = { 0 };
+	const struct horizon_backend *b;
+
+	if (!clk)
+		return "unknown";
+	b = backend_of(clk);
+	if (b->is_exact(clk))
+		info.flags |= PERFCLOCK_CLOCK_HORIZON_EXACT;
+	b->info(clk, &info);
+	return perfclock_horizon_name(&info);
+}

@@ -80,6 +80,13 @@ extern const struct horizon_backend perfclock__horizon_membarrier;
 int perfclock__horizon_membarrier_attach(struct perfclock *clk);
 
 /*
+ * horizon_module.c: 1 if the timekeeping clocksource is paravirtual
+ * (kvm-clock, xen, Hyper-V's): a use_clockid clock's cross-CPU order is
+ * then the host's promise (PERFCLOCK_CLOCK_HORIZON_HOST_PROMISE).
+ */
+int perfclock__clocksource_paravirt(void);
+
+/*
  * horizon.c: pick clk->hz at open, release it at close; the horizon's
  * fields of perfclock_get_info() (takes a horizon: may block).
  */

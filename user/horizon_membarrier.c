@@ -369,8 +369,16 @@ static int membarrier_is_exact(const struct perfclock *clk)
 static void membarrier_info(struct perfclock *clk,
 			    struct perfclock_clock_info *info)
 {
-	(void)clk;
 	info->flags |= PERFCLOCK_CLOCK_HORIZON_MEMBARRIER;
+	/*
+	 * "One clock for all CPUs" rests on the host when a use_clockid
+	 * clock is read on a paravirtual clocksource (the header's
+	 * HOST_PROMISE). perf's page is offered only with the native
+	 * sched_clock, which is not paravirtual.
+	 */
+	if (clk->backend == PERFCLOCK_BACKEND_CLOCKID &&
+	    perfclock__clocksource_paravirt())
+		info->flags |= PERFCLOCK_CLOCK_HORIZON_HOST_PROMISE;
 }
 
 static void membarrier_close(struct perfclock *clk)

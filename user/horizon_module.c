@@ -73,8 +73,12 @@ static int module_is_exact(const struct perfclock *clk)
 	return 1;
 }
 
-/* The timekeeping clocksource is a paravirtual one (use_clockid clocks). */
-static int clocksource_paravirt(void)
+/*
+ * The timekeeping clocksource is a paravirtual one (use_clockid clocks):
+ * PERFCLOCK_CLOCK_HORIZON_HOST_PROMISE, here and in
+ * horizon_membarrier.c.
+ */
+int perfclock__clocksource_paravirt(void)
 {
 	static const char *const pv[] = {
 		"kvm-clock", "xen", "hyperv_clocksource_tsc_page",
@@ -102,7 +106,7 @@ static void module_info(struct perfclock *clk,
 
 	if (clk->hz_clockid == PERFCLOCK_HORIZON_PERF_CLOCK ?
 	    !!(clk->info.flags & PERFCLOCK_INFO_SCHED_CLOCK_PARAVIRT) :
-	    clocksource_paravirt())
+	    perfclock__clocksource_paravirt())
 		info->flags |= PERFCLOCK_CLOCK_HORIZON_HOST_PROMISE;
 
 	if (clk->page &&

@@ -8,6 +8,8 @@
 /* Everything is built -fvisibility=hidden; this marks the exported API. */
 #define PERFCLOCK_API __attribute__((visibility("default")))
 
+#include <stdint.h>
+
 struct perf_event_attr;
 
 /*
@@ -35,5 +37,26 @@ perfclock_evring__opened_as(const struct perfclock_evring *er,
  * real-load test must catch). Process-wide; never set by the library.
  */
 void perfclock_reader__test_wrong_cpu(int on);
+
+/*
+ * evring_errors.c: a line to the tool's log callback, if it gave one
+ * (perfclock_set_log()); and perf_event_open()'s errno err for
+ * attrs[attr_idx] on cpu, said to the log and made the documented one
+ * (a tracepoint id tracefs does not list: ENOENT). Returns the errno.
+ */
+__attribute__((format(printf, 2, 3)))
+void perfclock__log(int level, const char *fmt, ...);
+int perfclock__evring_open_error(const struct perf_event_attr *attr,
+				 uint32_t attr_idx, int cpu, int err);
+
+/*
+ * ring.c: step back over rec, the last record perfclock_ring_read_event()
+ * handed out, so that the next pass reads it
+ * again: perfclock_evring_drain() when the queue had no memory for it.
+ */
+struct perfclock_ring;
+struct perfclock_record;
+void perfclock_ring__unread(struct perfclock_ring *r,
+			    const struct perfclock_record *rec);
 
 #endif /* PERFCLOCK_INTERNAL_H */

@@ -377,6 +377,9 @@ PERFCLOCK_API int perfclock_check_attr(const struct perfclock *clk,
 {
 	if (!clk || !attr)
 		return -EINVAL;
+	/* No time in any of its records: nothing to order (the header). */
+	if (!(attr->sample_type & PERF_SAMPLE_TIME))
+		return -EINVAL;
 	if (clk->backend != PERFCLOCK_BACKEND_CLOCKID) {
 		if (attr->use_clockid)
 			return -EINVAL;

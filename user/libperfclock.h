@@ -22,9 +22,15 @@
  *	for each ring:				   2. then drain every ring:
  *		perfclock_ring_read_begin(ring);	 loads data_head (acquire)
  *		while (perfclock_ring_read_event(ring, &rec) == 1)	 AFTER H
- *			perfclock_queue_push(q, cpu, rec.time, ...);
+ *			if (rec.flags & PERFCLOCK_RECORD_HAS_TIME)
+ *				perfclock_queue_push(q, cpu, rec.time, ...);
+ *			(else: RECORDS WITHOUT A TIME below, never pushed)
  *		perfclock_ring_read_end(ring);
  *	perfclock_queue_flush_until(q, h);	   3. emit everything below H
+ *
+ * With rings from perfclock_evring_open(), step 2 is one call,
+ * perfclock_evring_drain(), which also counts PERF_RECORD_LOST apart;
+ * examples/tracer.c in the source tree is a complete tool built on it.
  *
  * Every record stamped below H was visible in its ring when
  * perfclock_horizon() returned, so step 2 has drained it: no record below
@@ -82,7 +88,23 @@
  * with an unstable sched_clock it fails with ENOENT: the module is needed
  * for perf_clock(), or events with use_clockid = CLOCK_MONOTONIC. A tool
  * prints which it got with perfclock_horizon_name(), as perf trace's
- * "Flushed at:" line does.
+ * "Flushed at:" line does (perfclock_clock_horizon_name(): the same
+ * name, without blocking).
+ *
+ * THE KERNEL IT NEEDS without the module (the Linux release that added
+ * what the library uses):
+ *  - the ring reader and perfclock_evring_open(): PERF_EVENT_IOC_ID,
+ *    PERF_SAMPLE_IDENTIFIER, cap_user_time_zero (3.12),
+ *    PERF_FLAG_FD_CLOEXEC (3.14);
+ *  - perfclock_open_clockid(): attr.use_clockid (4.1);
+ *  - the membarrier horizon: membarrier(2) (4.3), its command 1 named
+ *    MEMBARRIER_CMD_SHARED until 4.16 renamed it MEMBARRIER_CMD_GLOBAL
+ *    (the same value, which the library passes). MEMBARRIER HORIZON's
+ *    proof reads synchronize_rcu() there, the call from 5.0 on (the RCU
+ *    flavour consolidation); 4.3 .. 4.20 call synchronize_sched(), not
+ *    read here.
+ * So: 4.1 for the library; 5.0 for an exact horizon without the module
+ * as proven below (4.1 and 4.2, with no membarrier, get the estimate).
  *
  * MEMBARRIER HORIZON (user/horizon_membarrier.c). H is a read of the
  * clock, handed out only after two membarrier(MEMBARRIER_CMD_GLOBAL)
@@ -610,10 +632,24 @@ int perfclock_horizon_cpu_gen(struct perfclock *clk, uint64_t *ns,
 const char *perfclock_horizon_cpu_name(const struct perfclock_clock_info *info);
 
 /*
+ * The same name for clk, from what perfclock_open*() decided, without
+ * taking a horizon: never blocks (perfclock_get_info() may, for a grace
+ * period). "exact (module page)" here means the module hands its
+ * horizons out on its page; a page that has none yet is read through the
+ * ioctl. NULL clk: "unknown". (PERFCLOCK_0.3)
+ */
+const char *perfclock_clock_horizon_name(struct perfclock *clk);
+
+/*
  * Is clk the clock that stamps records of an event opened with attr, and
  * can its horizon cover them? 0 if so; -EINVAL if not the clock (device
  * clock with use_clockid set, clockid clock without use_clockid or with
- * another clockid); -EOPNOTSUPP if the PMU hardware takes the sample
+ * another clockid), or if attr has no PERF_SAMPLE_TIME in sample_type:
+ * then none of its records carries a time (samples, and sample_id_all's
+ * trailer, take it from sample_type), nothing can order them, and a
+ * round loop would push time 0 (refused rather than added: the caller
+ * parses its samples by its own sample_type, and a field added behind
+ * its back would move every field after TIME); -EOPNOTSUPP if the PMU hardware takes the sample
  * time itself: precise_ip > 0 without use_clockid on a PMU that can do
  * PEBS (x86 Intel: arch/x86/events/intel/ds.c:setup_pebs_time() stamps
  * the sample with the PEBS record's TSC, taken before the record is
@@ -667,7 +703,9 @@ struct perfclock_record {
  * not queued, it is delivered at once): handle each as it is read,
  * outside the ordered stream, and count them. Better, have none:
  * PERF_SAMPLE_TIME and sample_id_all on every event give every kernel
- * record a time (perfclock_evring_open() takes the attrs as given).
+ * record a time (perfclock_evring_open() and perfclock_check_attr()
+ * refuse an attr without PERF_SAMPLE_TIME; sample_id_all is the
+ * caller's choice). perfclock_evring_drain() counts them.
  */
 
 struct perfclock_ring_stats {
@@ -793,7 +831,8 @@ int perfclock_record_time(const void *data, size_t size,
  * pages; the others are routed into it (PERF_EVENT_IOC_SET_OUTPUT). Opened
  * as given (set attr.disabled and enable them with
  * perfclock_evring_enable()). System-wide per CPU (pid -1) needs
- * CAP_PERFMON or perf_event_paranoid <= 0.
+ * CAP_PERFMON or perf_event_paranoid <= 0. Every attr must have
+ * PERF_SAMPLE_TIME (EINVAL otherwise, as perfclock_check_attr()).
  */
 struct perfclock_evring;
 struct pollfd;			/* <poll.h> */
@@ -814,11 +853,14 @@ void perfclock_evring_config_init(struct perfclock_evring_config *cfg);
 /*
  * Open the set on every online CPU (/sys/devices/system/cpu/online; if it
  * cannot be read, every configured CPU but those perf says are offline).
- * Errors (errno): EINVAL (bad config: no attrs, data_pages not a power of
- * two, unknown flags), those of perf_event_open() (EACCES, EPERM: not
- * permitted; ENOENT, EOPNOTSUPP: no such event), of mmap(), of
+ * Errors (errno): EINVAL (bad config: no attrs, an attr without
+ * PERF_SAMPLE_TIME, data_pages not a power of two, unknown flags), those
+ * of perf_event_open() (EACCES, EPERM: not permitted; ENOENT,
+ * EOPNOTSUPP: no such event, also a tracepoint id that tracefs does not
+ * list, which the kernel answers EINVAL), of mmap(), of
  * perfclock_ring_add_event() (EINVAL: records it could not tell apart),
- * ENODEV (no CPU), ENOMEM. Nothing stays open on failure.
+ * ENODEV (no CPU), ENOMEM. Nothing stays open on failure. Which attr
+ * and CPU failed goes to the log callback (perfclock_set_log()).
  */
 struct perfclock_evring *
 perfclock_evring_open(const struct perfclock *clk,
@@ -840,6 +882,65 @@ int perfclock_evring_fd(const struct perfclock_evring *er, int idx,
 /* One POLLIN entry per ring into fds (nr_fds >= nr_rings): the count. */
 int perfclock_evring_pollfds(const struct perfclock_evring *er,
 			     struct pollfd *fds, int nr_fds);
+
+/*
+ * Wait up to timeout_ms (-1: for ever) for a ring to reach its wakeup
+ * point (attr.wakeup_events / wakeup_watermark): poll() on every ring's
+ * fd, as libperf's perf_evlist__poll(). Returns how many rings are
+ * readable, 0 on timeout, -EINTR on a signal (check your stop flag),
+ * -errno. (PERFCLOCK_0.3)
+ */
+int perfclock_evring_poll(const struct perfclock_evring *er, int timeout_ms);
+
+/*
+ * What perfclock_evring_drain() did, ADDED to the caller's counters
+ * (zero them once; they then run for the whole trace).
+ */
+struct perfclock_drain_stats {
+	uint64_t pushed;	/* records queued */
+	/* PERF_RECORD_LOST records seen (never queued), and their sum:
+	 * records the kernel dropped because a ring was full. */
+	uint64_t lost_records;
+	uint64_t lost;
+	uint64_t lost_samples;	/* sum of PERF_RECORD_LOST_SAMPLES */
+	/* Records with no time (RECORDS WITHOUT A TIME): never queued. */
+	uint64_t no_time;
+	uint64_t resets;	/* rings reset after a corrupt record */
+	uint64_t reserved[4];
+};
+
+/*
+ * Step 2 of THE ROUND PATTERN for every ring of er: read_begin, every
+ * record, read_end. A record with a time goes to q with the ring's index
+ * as its source (q needs nr_sources >= perfclock_evring_nr_rings()) and
+ * the index of its attr in the delivered event's attr_idx.
+ * PERF_RECORD_LOST and PERF_RECORD_LOST_SAMPLES are counted in *st
+ * (lost, lost_samples), never queued; so are records without a time
+ * (no_time). A ring that reports a corrupt record (-EBADMSG) is reset
+ * (what it held is dropped, counted in resets) and the drain goes on.
+ * Call it after perfclock_horizon(), then perfclock_queue_flush_until().
+ * Returns the number of records queued, or -errno: -EINVAL, or what
+ * perfclock_queue_push() returned (-ENOMEM: that record is not queued
+ * and stays unread in its ring for the next call; a delivery callback's
+ * error: the record was taken). st may be NULL. (PERFCLOCK_0.3)
+ */
+int64_t perfclock_evring_drain(struct perfclock_evring *er,
+			       struct perfclock_queue *q,
+			       struct perfclock_drain_stats *st);
+
+/*
+ * Errors that say what failed. The library never prints; a tool that
+ * wants to know which attr and CPU perfclock_evring_open() failed on, or
+ * why an attr was refused, gives a callback, as libperf_init() does:
+ * fn(level, message, arg), message one line without a newline. fn NULL
+ * (the default) turns it off. Process-wide; set it before opening
+ * anything (a thread calling the library meanwhile may still use the old
+ * callback once). (PERFCLOCK_0.3)
+ */
+#define PERFCLOCK_LOG_ERR	1
+#define PERFCLOCK_LOG_DEBUG	2
+typedef void (*perfclock_log_fn)(int level, const char *msg, void *arg);
+void perfclock_set_log(perfclock_log_fn fn, void *arg);
 
 /* ------------------------------------------------------------------ */
 /* Ordered queue                                                       */
@@ -872,7 +973,12 @@ struct perfclock_event {
 	uint32_t size;
 	uint32_t source;
 	uint32_t flags;		/* PERFCLOCK_EVENT_* */
-	uint32_t reserved;
+	/*
+	 * The index in perfclock_evring_config::attrs of the event whose
+	 * record this is, when perfclock_evring_drain() pushed it; 0 for
+	 * perfclock_queue_push() (the field was reserved, and 0, in 0.2).
+	 */
+	uint32_t attr_idx;
 };
 
 /*

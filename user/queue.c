@@ -254,6 +254,7 @@ static int deliver(struct perfclock_queue *q, const struct qent *e,
 		.size = e->size,
 		.source = e->source,
 		.flags = flags,
+		.attr_idx = e->attr,
 	};
 	int ret = q->cfg.deliver(q->cfg.arg, &ev);
 
@@ -358,9 +359,19 @@ static int deliver_late(struct perfclock_queue *q, struct qsrc *s,
 	return deliver(q, e, PERFCLOCK_EVENT_LATE, lateness);
 }
 
+_Static_assert(SLAB_MAX_SIZE < (1u << QENT_SIZE_BITS),
+	       "struct qent's size field holds every size push accepts");
+
 PERFCLOCK_API int perfclock_queue_push(struct perfclock_queue *q,
 				       uint32_t source, uint64_t time,
 				       const void *data, uint32_t size)
+{
+	return perfclock_queue__push_attr(q, source, 0, time, data, size);
+}
+
+int perfclock_queue__push_attr(struct perfclock_queue *q, uint32_t source,
+			       uint32_t attr_idx, uint64_t time,
+			       const void *data, uint32_t size)
 {
 	struct qsrc *s;
 	struct qent e;
@@ -368,13 +379,14 @@ PERFCLOCK_API int perfclock_queue_push(struct perfclock_queue *q,
 	int ret, cb_err = 0;
 
 	if (!q || source >= q->cfg.nr_sources || (size && !data) ||
-	    size > SLAB_MAX_SIZE)
+	    size > SLAB_MAX_SIZE || attr_idx > QENT_ATTR_MAX)
 		return -EINVAL;
 	s = &q->src[source];
 
 	e.time = time;
 	e.seq = q->seq;
 	e.size = size;
+	e.attr = attr_idx;
 	e.source = source;
 	e.data = data;
 

@@ -12,11 +12,19 @@
 
 #include "libperfclock.h"
 
+/*
+ * size is at most SLAB_MAX_SIZE (push refuses more): 17 bits, which
+ * leaves 15 for the event's attr_idx (perfclock_evring_drain()) without
+ * growing the entry past 32 bytes.
+ */
+#define QENT_SIZE_BITS	17
+#define QENT_ATTR_MAX	((1u << (32 - QENT_SIZE_BITS)) - 1)
 struct qent {
 	uint64_t time;
 	uint64_t seq;
 	const void *data;
-	uint32_t size;
+	uint32_t size : QENT_SIZE_BITS;
+	uint32_t attr : 32 - QENT_SIZE_BITS;
 	uint32_t source;
 };
 
@@ -126,6 +134,14 @@ uint64_t perfclock_queue__push_growth(const struct perfclock_queue *q,
 int perfclock_queue__make_room(struct perfclock_queue *q,
 			       const struct qsrc *s, uint64_t time,
 			       uint32_t size);
+
+/*
+ * queue.c: perfclock_queue_push() with the event's attr index, which the
+ * delivered perfclock_event carries (attr_idx <= QENT_ATTR_MAX).
+ */
+int perfclock_queue__push_attr(struct perfclock_queue *q, uint32_t source,
+			       uint32_t attr_idx, uint64_t time,
+			       const void *data, uint32_t size);
 
 /* queue.c: emit the minimum in order (1 emitted, 0 empty, <0 callback). */
 int perfclock_queue__emit_one(struct perfclock_queue *q, uint32_t flags);

@@ -528,6 +528,15 @@ PERFCLOCK_API int perfclock_ring_read_event(struct perfclock_ring *r,
 	return 1;
 }
 
+/* Step back over rec, the record just read: it is read again next. */
+void perfclock_ring__unread(struct perfclock_ring *r,
+			    const struct perfclock_record *rec)
+{
+	r->pos -= rec->size;
+	r->st.records--;
+	r->st.bytes -= rec->size;
+}
+
 PERFCLOCK_API void perfclock_ring_read_end(struct perfclock_ring *r)
 {
 	if (!r || r->pos == r->done)

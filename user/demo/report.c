@@ -201,9 +201,9 @@ static void print_tables(struct demo *d, FILE *f, const struct kernel_counts *k,
 		demo_nr_cpus_traced(d), d->secs, d->rounds_total, d->rounds_total / d->secs,
 		d->opt.reverse ? "reverse" : "forward", d->opt.yield ? "+yield" : "");
 	if (ci->flags & PERFCLOCK_CLOCK_HORIZON_EXACT)
-		fprintf(f, "  our horizon: exact (module, %s), %s old at the end; "
+		fprintf(f, "  our horizon: %s, %s old at the end; "
 			"at round starts p50 %s, p99 %s\n",
-			(ci->flags & PERFCLOCK_CLOCK_HORIZON_PAGE) ? "page" : "ioctl", a,
+			perfclock_horizon_name(ci), a,
 			(fmt_ns(c, sizeof(c), hist_pct(&d->hz_age, 50)), c),
 			(fmt_ns(m, sizeof(m), hist_pct(&d->hz_age, 99)), m));
 	else

@@ -57,6 +57,7 @@ run device "$B/test_device"
 run prop "$B/test_prop"
 run ring-real "$B/test_ring_real"
 run evring "$B/test_evring"
+run tool "$B/test_tool"
 run module "$B/test_module"
 run module-checks-on-clockid "$B/test_module" clockid
 
@@ -167,9 +168,42 @@ check "install: a program built with pkg-config against the installed tree runs 
 	sh -c "$CC -o $B/inst-test-dyn $log.c \$(PKG_CONFIG_PATH=$PCP pkg-config --cflags --libs libperfclock) &&
 	       LD_LIBRARY_PATH=$inst/lib ./$B/inst-test-dyn &&
 	       PKG_CONFIG_PATH=$PCP pkg-config --modversion libperfclock | grep -qx \"\$(cat ../VERSION)\""
+# The helper thread needs libpthread in a static link before glibc 2.34
+# (libpthread merged into libc): pkg-config --static must say so. (Here,
+# glibc 2.36, the static link below would pass without it.)
+check "install: pkg-config --static --libs names -lpthread (Libs.private)" \
+	sh -c "PKG_CONFIG_PATH=$PCP pkg-config --static --libs libperfclock | grep -q -- -lpthread"
 check "install: the same program linked with gcc -static against libperfclock.a runs" \
 	sh -c "$CC -static -o $B/inst-test-static $log.c -I$inst/include $inst/lib/libperfclock.a &&
 	       ./$B/inst-test-static"
+
+# ---- the README's example (examples/tracer.c) against the install ----
+# Built by its own Makefile with the installed tree's pkg-config, then run
+# for 0.3 s on this machine's scheduler tracepoints: both seen, in time
+# order, none late, the horizon's name and the loss count said.
+# (About 2 s; needs root and tracefs, mounted here if it is not.)
+ex=../examples
+rm -f "$ex/tracer"
+check "example: examples/tracer builds against the installed library (pkg-config)" \
+	env PKG_CONFIG_PATH="$PCP" $MAKE --no-print-directory -C "$ex" tracer
+tfs=/sys/kernel/tracing
+[ "$(id -u)" = 0 ] && ! [ -d $tfs/events ] && mount -t tracefs nodev $tfs 2>/dev/null
+if [ "$(id -u)" != 0 ] || ! [ -r $tfs/events/sched/sched_switch/id ]; then
+	skip_result "example: runs" "not root, or tracefs not at $tfs"
+elif LD_LIBRARY_PATH="$inst/lib" "$ex/tracer" 0.3 > "$log" 2> "$log.c"; then
+	nsw=$(grep -c ' sched/sched_switch$' "$log")
+	nwk=$(grep -c ' sched/sched_wakeup$' "$log")
+	bad=$(awk 'NR > 1 && $1 < prev { n++ } { prev = $1 } END { print n + 0 }' "$log")
+	sum=$(grep '^# [0-9]* events' "$log.c")
+	hz=$(sed -n 's/^# horizon: //p' "$log.c")
+	result $([ "$nsw" -gt 0 ] && [ "$nwk" -gt 0 ] && [ "$bad" = 0 ] &&
+		 [ -n "$hz" ] && printf '%s\n' "$sum" | grep -q ' 0 late, [0-9]* lost,'; echo $?) \
+		"example: runs: $nsw sched_switch + $nwk sched_wakeup in time order ($bad out of order); horizon \"$hz\"; $sum" \
+		"$(cat "$log.c")"
+else
+	result 1 "example: runs" "$(cat "$log.c")"
+fi
+rm -f "$ex/tracer"
 
 # ---- sanitizers, valgrind, fuzzing ----
 if command -v "$CLANG" >/dev/null 2>&1 &&

@@ -284,6 +284,7 @@ static void test_perf_page(void)
 	       info.inflight_estimate_ns == PERFCLOCK_HORIZON_ESTIMATE_INFLIGHT_NS,
 	       "perf page: get_info: perf page backend, one clock, TSC, horizon an estimate");
 	memset(&attr, 0, sizeof(attr));
+	attr.sample_type = PERF_SAMPLE_TIME;
 	tap_ok(c && perfclock_check_attr(c, &attr) == 0,
 	       "perf page: check_attr accepts events without use_clockid");
 	attr.use_clockid = 1;
@@ -424,6 +425,7 @@ int main(void)
 	page.seq = 8;
 
 	memset(&attr, 0, sizeof(attr));
+	attr.sample_type = PERF_SAMPLE_TIME;
 	tap_ok(perfclock_check_attr(c, &attr) == 0,
 	       "device: check_attr accepts events without use_clockid (local_clock)");
 	attr.use_clockid = 1;

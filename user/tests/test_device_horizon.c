@@ -31,6 +31,7 @@
 void test_horizon_device(void)
 {
 	struct perfclock_clock_info info;
+	const char *name;
 	struct perfclock *c;
 	unsigned long bt, bh, bi;
 	uint64_t h = 0, lo, hi, est;
@@ -70,6 +71,15 @@ void test_horizon_device(void)
 	       hz_asked.flags == 0 && !hz_asked.reserved[0] &&
 	       !hz_asked.generation && !hz_asked.__reserved0,
 	       "horizon: a page without one: PERFCLOCK_IOC_GET_HORIZON for perf_clock(), flags 0, reserved zero");
+	/* Its name without blocking: get_info takes a horizon, the name not. */
+	bh = n_get_horizon;
+	name = perfclock_clock_horizon_name(c);
+	ok = n_get_horizon == bh;
+	tap_ok(ok && perfclock_get_info(c, &info) == 0 &&
+	       n_get_horizon == bh + 1 &&
+	       !strcmp(name, perfclock_horizon_name(&info)),
+	       "horizon name: perfclock_clock_horizon_name() asks no GET_HORIZON (get_info does, and names it the same: \"%s\")",
+	       name);
 	page.flags |= PERFCLOCK_PAGE_HORIZON_VALID;
 	tap_ok(perfclock_horizon(c, &h) == 0 && h == 6000000,
 	       "horizon: never goes down (the page's older 4.5 ms after the ioctl's 6 ms)");

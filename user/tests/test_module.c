@@ -572,6 +572,7 @@ int main(int argc, char **argv)
 	       "module: skew estimate is zero exactly when sched_clock is stable");
 
 	memset(&a, 0, sizeof(a));
+	a.sample_type = PERF_SAMPLE_TIME;
 	tap_ok(perfclock_check_attr(clk, &a) == 0,
 	       "module: check_attr accepts an event without use_clockid");
 	a.use_clockid = 1;

@@ -183,6 +183,7 @@ void test_clockid_backend(void)
 	       "clock: info of CLOCK_MONOTONIC: clockid backend, global, zero skew");
 
 	memset(&attr, 0, sizeof(attr));
+	attr.sample_type = PERF_SAMPLE_TIME;
 	tap_ok(perfclock_check_attr(c, &attr) == -EINVAL,
 	       "clock: attr without use_clockid is detected as the wrong clock");
 	attr.use_clockid = 1;
@@ -190,6 +191,7 @@ void test_clockid_backend(void)
 	tap_ok(perfclock_check_attr(c, &attr) == -EINVAL,
 	       "clock: attr with another clockid is detected as the wrong clock");
 	memset(&attr, 0, sizeof(attr));
+	attr.sample_type = PERF_SAMPLE_TIME;
 	perfclock_fill_attr(c, &attr);
 	tap_ok(attr.use_clockid == 1 && attr.clockid == CLOCK_MONOTONIC &&
 	       perfclock_check_attr(c, &attr) == 0,
@@ -442,6 +444,7 @@ void test_attr_hw_time(void)
 	put(odd, "cpu/caps/max_precise", "three\n");
 
 	memset(&a, 0, sizeof(a));
+	a.sample_type = PERF_SAMPLE_TIME;	/* check_attr wants a time */
 	a.type = PERF_TYPE_HARDWARE;
 	a.config = PERF_COUNT_HW_CPU_CYCLES;
 	tap_ok(perfclock__attr_hw_time(&a, intel) == 0,
