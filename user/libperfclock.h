@@ -142,8 +142,7 @@
  *  - CLOCK_BOOTTIME: ktime_get_boottime_ns() -> ktime_get_with_offset(),
  *    tk_core under its seqcount (the data the system call reads, and the
  *    vDSO's copy written inside the same write section): the same
- *    NTP slope term as MONOTONIC's (docs/percpu-horizon.md, 4.3), not
- *    "no window".
+ *    NTP slope term as MONOTONIC's (docs/percpu-horizon.md, 4.3).
  *  - CLOCK_REALTIME, CLOCK_TAI: ktime_get_real_ns(),
  *    ktime_get_clocktai_ns(), the same seqcount, but they step when the
  *    clock is set (settimeofday(), ADJ_SETOFFSET, a leap second), and a
