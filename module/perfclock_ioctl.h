@@ -243,7 +243,10 @@
  * raises): every later stamp on c is >= ns when cpu == c. With a global
  * clock (stable sched_clock, MONOTONIC_RAW) a read anywhere followed in
  * program order by getcpu() == c is as good. H_c inherits the NTP slope
- * term above for NTP clocks when the timekeeping CPU is not c.
+ * term above for NTP clocks when the timekeeping CPU is not c. "Stamped
+ * before t0" is in c's instruction stream: the vDSO's ordered TSC read
+ * waits for the writer's; GET_TIME's plain one is separated from it by
+ * the writer's section and a return to the reader (reasoned, as in 4.).
  * Breaks it: PEBS with hardware time (setup_pebs_time()); rings written
  * from several CPUs (cpu = -1 events, cross-CPU SET_OUTPUT); CPU
  * hotplug; deferred callchains. Those fall back to the grace-period
