@@ -164,11 +164,12 @@
  *    up to ~20% across an adjtimex() ADJ_TICK change; c - c_r is the
  *    update's irqs-off section, microseconds natively, unbounded on a
  *    descheduled vCPU. No margin bounds it; libperfclock subtracts an
- *    estimate (docs/percpu-horizon.md, 4.3). Seen: a COMM record stamped
- *    up to 7 us below a CLOCK_MONOTONIC read made before it on the same
- *    CPU, 23 times in 1.7 M, while another vCPU toggled ADJ_TICK +-10%
- *    (6.12-rt, 8-vCPU TCG guest; selftests/perfclock_percpu_test.c,
- *    slope.*); MONOTONIC_RAW 0 times.
+ *    estimate (docs/percpu-horizon.md, 4.3). Seen while another vCPU
+ *    toggled ADJ_TICK +-10% (6.12-rt, 8-vCPU TCG guest;
+ *    selftests/perfclock_percpu_test.c, slope.*): COMM records stamped
+ *    below a CLOCK_MONOTONIC read made before them on the same CPU, 408
+ *    times in 1.1 M, by up to 2.8 ms; two clock_gettime() calls in a row
+ *    going backwards 800 times in 49 M; MONOTONIC_RAW never.
  *  - A clock step (Generations, below) between the module's last check
  *    and a tool's use of a horizon: until the module sees it (at the
  *    latest its next update period, or the next GET_HORIZON), a tool
