@@ -15,6 +15,11 @@
  * control that the load puts records in flight at all (it depends on the
  * load, so it is not asserted here; the library's guest test asserts the
  * wrong-CPU failure on a longer run).
+ * With PERCPU_SLEW=1 (guests only: it slews the system clock), the NTP
+ * slope term (docs/percpu-horizon.md, 4.3): MONOTONIC_RAW must never put
+ * a record below a read made before it, even while another CPU toggles
+ * adjtimex(ADJ_TICK) by +-10%; MONOTONIC's count is printed, not
+ * asserted, with that of plain clock_gettime() pairs going backwards.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
