@@ -112,7 +112,9 @@
  *       (kernel/events/core.c:perf_event_set_clock()): MONOTONIC
  *       ktime_get_mono_fast_ns(), MONOTONIC_RAW ktime_get_raw_fast_ns(),
  *       REALTIME ktime_get_real_ns(), BOOTTIME ktime_get_boottime_ns(),
- *       TAI ktime_get_clocktai_ns(), each one clock for all CPUs.
+ *       TAI ktime_get_clocktai_ns(), each one clock for all CPUs,
+ *       except across an NTP mult change (Not covered: the NTP slope
+ *       term; MONOTONIC_RAW has none).
  *
  * Not covered:
  *  - PERF_RECORD_READ (events with inherit_stat, at child exit):
@@ -145,10 +147,29 @@
  *    could not be read here, and a 2023 proposal (converting the PEBS
  *    TSC for use_clockid CLOCK_MONOTONIC events) would make those
  *    hardware-stamped too.
- *  - The fast accessors of MONOTONIC and MONOTONIC_RAW may read a few
- *    ns backwards across a timekeeping update (kernel/time/timekeeping.c:
- *    ktime_get_mono_fast_ns()): a record stamped at such a step can fall
- *    below a horizon read just before it.
+ *  - The NTP slope term (MONOTONIC, BOOTTIME, REALTIME, TAI; not
+ *    MONOTONIC_RAW, whose mult NTP never changes, nor perf_clock()).
+ *    kernel/time/timekeeping.c: timekeeping_advance() reads the
+ *    clocksource once (c_r), then timekeeping_adjust() picks the new
+ *    mult, continuous at c_r only; the copies are rewritten later
+ *    (update_vsyscall(), then update_fast_timekeeper(); 6.1 and 6.12
+ *    timekeeping_update(), mainline timekeeping_update_from_shadow()).
+ *    A read of an old copy at counter c > c_r exceeds a LATER stamp
+ *    from the new one by up to ((c - c_r) * |dmult|) >> shift (+1 ns)
+ *    when NTP lowered mult: the latch comment over
+ *    ktime_get_mono_fast_ns() ("reader 6 ... backwards versus reader
+ *    5"). The module's MONOTONIC horizon is such a read; the grace
+ *    period after it does not help (the record is stamped after it).
+ *    |dmult|/mult is about 1/mult in steady state (2e-7 at 3 GHz) and
+ *    up to ~20% across an adjtimex() ADJ_TICK change; c - c_r is the
+ *    update's irqs-off section, microseconds natively, unbounded on a
+ *    descheduled vCPU. No margin bounds it; libperfclock subtracts an
+ *    estimate (docs/percpu-horizon.md, 4.3). Seen while another vCPU
+ *    toggled ADJ_TICK +-10% (6.12-rt, 8-vCPU TCG guest;
+ *    selftests/perfclock_percpu_test.c, slope.*): COMM records stamped
+ *    below a CLOCK_MONOTONIC read made before them on the same CPU, 408
+ *    times in 1.1 M, by up to 2.8 ms; two clock_gettime() calls in a row
+ *    going backwards 800 times in 49 M; MONOTONIC_RAW never.
  *  - A clock step (Generations, below) between the module's last check
  *    and a tool's use of a horizon: until the module sees it (at the
  *    latest its next update period, or the next GET_HORIZON), a tool
@@ -186,6 +207,51 @@
  *    make the same kind of promise; the module cannot tell them apart
  *    (the sched_clock in use is not exported), so the flag is set
  *    whenever a hypervisor is detected.
+ *
+ * Per-CPU horizons (H_c), no grace period. For a ring fed only by
+ * events opened with cpu = c (pid = -1; no SET_OUTPUT from another CPU's
+ * event), every record is stamped and published on c, and from the stamp
+ * (perf_event_clock()) to the data_head store (kernel/events/
+ * ring_buffer.c: perf_output_put_handle()) c does not switch tasks; in
+ * 6.1 and 6.12 (read) and mainline (argued from patches,
+ * docs/percpu-horizon.md):
+ *  - hardware overflow in NMI; cpu-clock/task-clock in hard irq
+ *    (perf_swevent_hrtimer(), HRTIMER_MODE_REL_PINNED_HARD, also on RT);
+ *  - software events: __perf_sw_event() preempt_disable_notrace();
+ *    __perf_sw_event_sched() inside __schedule(), irqs off;
+ *  - tracepoints: __DO_TRACE() preempt_disable_notrace() (6.12's
+ *    perf_tp_event() asserts it); the remote-task path delivers only to
+ *    events with event->cpu == smp_processor_id(); syscall tracepoints
+ *    made faultable in 6.13 got guard(preempt_notrace)() in
+ *    perf_syscall_enter()/perf_syscall_exit() (65e7462a16ce) before
+ *    the stamp. A tracepoint section with only migrate_disable() (the
+ *    PREEMPT_RT SRCU-fast proposal) would break this; its posted
+ *    versions add guard(preempt_notrace)() to perf_trace_##call;
+ *  - side-band records: perf_iterate_sb() preempt_disable(), only this
+ *    CPU's events (event_filter_match()); throttle, LOST, AUX, ITRACE
+ *    from NMI/irq or under ctx->lock with irqs off on the event's CPU;
+ *  - BPF output: ____bpf_perf_event_output()/bpf_event_output()
+ *    preempt_disable(), and __bpf_perf_event_output() refuses an event
+ *    with event->oncpu != this CPU.
+ * So at an instant t0 at which a thread runs on c in task context, no
+ * such section is open on c: every record c stamped before t0 is
+ * published, and a data_head load after t0 (on c, or after a migration:
+ * kernel/sched/core.c, "Notes on Program-Order guarantees") sees it. A
+ * clock value H read at t0 bounds later stamps on c: GET_TIME reads
+ * local_clock() and smp_processor_id() in one preempt_disable() section,
+ * and kernel/sched/clock.c: sched_clock_local() never returns less than
+ * the CPU's last value (cmpxchg on scd->clock; sched_clock_remote() only
+ * raises): every later stamp on c is >= ns when cpu == c. With a global
+ * clock (stable sched_clock, MONOTONIC_RAW) a read anywhere followed in
+ * program order by getcpu() == c is as good. H_c inherits the NTP slope
+ * term above for NTP clocks when the timekeeping CPU is not c. "Stamped
+ * before t0" is in c's instruction stream: the vDSO's ordered TSC read
+ * waits for the writer's; GET_TIME's plain one is separated from it by
+ * the writer's section and a return to the reader (reasoned, as in 4.).
+ * Breaks it: PEBS with hardware time (setup_pebs_time()); rings written
+ * from several CPUs (cpu = -1 events, cross-CPU SET_OUTPUT); CPU
+ * hotplug; deferred callchains. Those fall back to the grace-period
+ * horizon (docs/percpu-horizon.md, table 5).
  *
  * Generations. Each horizon carries a generation
  * (perfclock_horizon::generation, perfclock_page::horizon_generation,

@@ -38,6 +38,12 @@ for t in perfclock_ioctl_test perfclock_ioctl_test_32 perfclock_page_test \
 	echo "# === $t"
 	"./$t" || rc=1
 done
+# The per-CPU horizon H_c (docs/percpu-horizon.md); it slews this guest's
+# clock by +-10% with adjtimex(ADJ_TICK) for a few seconds, and restores
+# the tick length after.
+echo "# === perfclock_percpu_test"
+PERCPU_SLEW=1 PERCPU_SECONDS=${PERCPU_SECONDS:-1} \
+	PERCPU_SLOPE_SECONDS=${PERCPU_SLOPE_SECONDS:-2} ./perfclock_percpu_test || rc=1
 echo "# === kernel"
 log_clean "the selftests"
 

@@ -157,14 +157,17 @@
  *    read, so the first barrier returned only after its fast copies were
  *    written; a record stamped from the old copy was stamped before
  *    that, so its critical section began before the second barrier,
- *    which waited for it. (A system-call read sees the new values only
- *    after the whole update: no window.)
+ *    which waited for it. (A system-call read does not escape the
+ *    other direction either: tk_core's seqcount is taken after the
+ *    update's clocksource read, so an old-copy read there can exceed a
+ *    later stamp when NTP lowered mult: docs/percpu-horizon.md, 4.3.)
  *  - CLOCK_MONOTONIC_RAW: ktime_get_raw_fast_ns(), tk_fast_raw, the same
  *    latch; tkr_raw.mult is not NTP-adjusted, and a clocksource change
  *    is covered by the second barrier as above.
  *  - CLOCK_BOOTTIME: ktime_get_boottime_ns() -> ktime_get_with_offset(),
  *    tk_core under its seqcount (the data the system call reads, and the
- *    vDSO's copy written inside the same write section): no window.
+ *    vDSO's copy written inside the same write section): the same
+ *    NTP slope term as MONOTONIC's (docs/percpu-horizon.md, 4.3).
  *  - CLOCK_REALTIME, CLOCK_TAI: ktime_get_real_ns(),
  *    ktime_get_clocktai_ns(), the same seqcount, but they step when the
  *    clock is set (settimeofday(), ADJ_SETOFFSET, a leap second), and a
