@@ -188,7 +188,7 @@ int perfclock_reader__drain(struct reader_ring *rr, struct reader_batch *b,
 
 /* Hand the batch and the round's horizon over (THE HAND-OFF above). */
 static void handoff(struct reader_thread *th, int have_h, uint64_t h,
-		    uint32_t gen, int err)
+		    const uint32_t gen[2], int err)
 {
 	struct perfclock_reader *r = th->r;
 	struct perfclock_ring_stats rs;
@@ -206,9 +206,12 @@ static void handoff(struct reader_thread *th, int have_h, uint64_t h,
 			th->cur->next = NULL;
 		}
 	}
-	if (have_h && (!th->has_h || gen != th->gen || h > th->h)) {
+	/* A horizon stays valid in its generations: only raise it there. */
+	if (have_h && (!th->has_h || gen[0] != th->gen[0] ||
+		       gen[1] != th->gen[1] || h > th->h)) {
 		th->h = h;
-		th->gen = gen;
+		th->gen[0] = gen[0];
+		th->gen[1] = gen[1];
 		th->has_h = 1;
 		th->hseq++;
 	}
@@ -245,8 +248,8 @@ static void round_once(struct reader_thread *th)
 {
 	struct perfclock_reader *r = th->r;
 	uint64_t hmin = UINT64_MAX, h, hgp = 0;
-	uint32_t gmax = 0, gmin = UINT32_MAX, g, ggp = 0;
-	int i, ret, have = 1, gp = 0, err = 0;
+	uint32_t gen[2] = { 0, 0 }, g, ggp = 0;
+	int i, ret, have = 1, gp = 0, err = 0, mixed = 0;
 
 	if (!th->cur) {
 		th->cur = calloc(1, sizeof(*th->cur));
@@ -280,10 +283,13 @@ static void round_once(struct reader_thread *th)
 			h = hgp;
 			g = ggp;
 		}
-		if (have) {
+		if (have && (ret == 0 || ret == 2)) {
+			int k = ret == 0 ? READER_GEN_PERCPU : READER_GEN_GP;
+
 			hmin = h < hmin ? h : hmin;
-			gmax = g > gmax ? g : gmax;
-			gmin = g < gmin ? g : gmin;
+			if (gen[k] && gen[k] != g)
+				mixed = 1;
+			gen[k] = g;
 		}
 		if (!err)
 			err = perfclock_reader__drain(rr, th->cur, &rr->errors);
@@ -292,9 +298,9 @@ static void round_once(struct reader_thread *th)
 	 * Horizons of two generations do not compare, and a failed drain
 	 * left records below them behind: hold this round.
 	 */
-	if (gmin != gmax || err)
+	if (mixed || err)
 		have = 0;
-	handoff(th, have, hmin, gmax, err);
+	handoff(th, have, hmin, gen, err);
 	__atomic_add_fetch(&r->rounds, 1, __ATOMIC_RELAXED);
 }
 

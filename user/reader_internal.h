@@ -54,9 +54,16 @@ struct reader_thread {
 	/* Under lock: the hand-off (evring_reader.c, THE HAND-OFF). */
 	pthread_mutex_t lock;
 	struct reader_batch *full, **full_tail, *free;
+	/*
+	 * The thread's horizon and the generations it was read in, per
+	 * source (READER_GEN_PERCPU: perfclock_horizon_cpu_gen(),
+	 * READER_GEN_GP: perfclock_horizon_gen()); 0: source not used. The
+	 * two count in different spaces (a clockid clock's H_c never
+	 * restarts, the module's horizon for it may): never compared.
+	 */
 	int has_h;
 	uint64_t h;
-	uint32_t gen;
+	uint32_t gen[2];
 	uint64_t hseq;			/* bumped with every new h */
 	int err;			/* sticky */
 	/* The merger's: the last hseq it took. */
@@ -68,8 +75,10 @@ struct reader_take {
 	struct reader_batch *list;
 	int has_h;
 	uint64_t h;
-	uint32_t gen;
+	uint32_t gen[2];
 };
+
+enum { READER_GEN_PERCPU, READER_GEN_GP };
 
 #define READER_AGE_BUCKETS	496
 
@@ -97,7 +106,7 @@ struct perfclock_reader {
 	uint64_t rounds, wakeups, timeouts, eagain;
 	/* the merger's */
 	uint64_t handoffs, delivered, limits, limit;
-	uint32_t gen;			/* of the horizons merged; 0: none */
+	uint32_t gen[2];		/* newest merged, per source; 0: none */
 	int err;			/* sticky: a thread's */
 	uint64_t age_count, age_max;
 	uint64_t age_hist[READER_AGE_BUCKETS];

@@ -115,7 +115,8 @@ static void take(struct perfclock_reader *r, struct reader_thread *th,
 	th->full_tail = &th->full;
 	t->has_h = th->has_h;
 	t->h = th->h;
-	t->gen = th->gen;
+	t->gen[0] = th->gen[0];
+	t->gen[1] = th->gen[1];
 	if (th->err && !r->err)
 		r->err = th->err;
 	if (th->has_h && th->hseq != th->taken_seq) {
@@ -177,34 +178,39 @@ static void wait_handoff(struct perfclock_reader *r, int timeout_ms)
 
 /*
  * One merge: every thread's horizon and batches, then the pushes, then
- * the flush below the minimum. A newer generation first flushes what is
- * queued (perfclock_queue_restart()); a thread still on an older one
- * holds the limit until it catches up.
+ * the flush below the minimum. A newer generation of either source
+ * first flushes what is queued (perfclock_queue_restart()); a thread
+ * still on an older one holds the limit until it catches up.
  */
 static int64_t merge(struct perfclock_reader *r)
 {
 	struct reader_take *t;
 	uint64_t now = 0, limit = UINT64_MAX;
-	uint32_t gmax = 0;
+	uint32_t gmax[2] = { 0, 0 };
 	int64_t delivered = 0, n;
-	int i, err = 0, have_now;
+	int i, k, err = 0, have_now, restart = 0;
 
 	t = r->takes;
 	have_now = perfclock_read(r->clk, &now) == 0;
 	for (i = 0; i < r->nr_threads; i++) {
 		take(r, &r->th[i], &t[i], now, have_now);
-		if (t[i].has_h && t[i].gen > gmax)
-			gmax = t[i].gen;
+		for (k = 0; k < 2 && t[i].has_h; k++)
+			if (t[i].gen[k] > gmax[k])
+				gmax[k] = t[i].gen[k];
 	}
-	if (gmax > r->gen) {
-		if (r->gen) {
-			n = perfclock_queue_restart(r->q);
-			if (n < 0)
-				err = (int)n;
-			else
-				delivered += n;
+	/* Each source's generations apart: a newer one voids its old H. */
+	for (k = 0; k < 2; k++) {
+		if (gmax[k] > r->gen[k]) {
+			restart |= r->gen[k] != 0;
+			r->gen[k] = gmax[k];
 		}
-		r->gen = gmax;
+	}
+	if (restart) {
+		n = perfclock_queue_restart(r->q);
+		if (n < 0)
+			err = (int)n;
+		else
+			delivered += n;
 	}
 	for (i = 0; i < r->nr_threads; i++) {
 		struct reader_batch *b;
@@ -217,7 +223,9 @@ static int64_t merge(struct perfclock_reader *r)
 			r->handoffs++;
 		}
 		give_back(&r->th[i], t[i].list);
-		if (!t[i].has_h || t[i].gen != r->gen)
+		if (!t[i].has_h ||
+		    (t[i].gen[0] && t[i].gen[0] != r->gen[0]) ||
+		    (t[i].gen[1] && t[i].gen[1] != r->gen[1]))
 			limit = 0;
 		else if (t[i].h < limit)
 			limit = t[i].h;
