@@ -31,6 +31,7 @@
 
 #include "horizon_internal.h"
 #include "horizon_membarrier.h"
+#include "timens.h"
 
 /* The helper thread starts a barrier at most this often. */
 #define PERFCLOCK_MB_PERIOD_NS	1000000ULL	/* 1 ms */
@@ -237,6 +238,8 @@ int perfclock_mb__sync(struct perfclock_mb *mb, uint64_t *ns)
 	uint64_t t;
 	int err;
 
+	/* A setns() before this (single-threaded) changed the offset. */
+	perfclock__timens_recheck();
 	err = mb->read(mb->arg, &t);
 	if (err)
 		return err;

@@ -27,6 +27,7 @@
 #include "internal.h"
 #include "clock_internal.h"
 #include "horizon_internal.h"
+#include "timens.h"
 
 static int clockid_supported(int clockid, clockid_t *coarse, uint32_t *flags)
 {
@@ -168,6 +169,8 @@ PERFCLOCK_API struct perfclock *perfclock_open_clockid(int clockid)
 		errno = EINVAL;
 		return NULL;
 	}
+	if (perfclock__timens_open(clockid))	/* sets errno (timens.h) */
+		return NULL;
 	/* A coarse clock the kernel refuses: use the exact one instead. */
 	if (coarse != clockid && clock_gettime(coarse, &ts))
 		coarse = clockid;
@@ -394,7 +397,7 @@ static int clockid_read(clockid_t id, uint64_t *ns)
 	if (clock_gettime(id, &ts))
 		return -errno;
 	*ns = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-	return 0;
+	return perfclock__timens_to_host(id, ns);
 }
 
 PERFCLOCK_API int perfclock_read_ioctl(struct perfclock *clk, uint64_t *ns)

@@ -59,6 +59,7 @@ run ring-real "$B/test_ring_real"
 run evring "$B/test_evring"
 run module "$B/test_module"
 run module-checks-on-clockid "$B/test_module" clockid
+run timens "$B/test_timens"
 
 # ---- ABI ----
 soname=$(readelf -d "$B/libperfclock.so" 2>/dev/null |
