@@ -7,13 +7,31 @@
  * each a synchronize_rcu(); why that is exact, and why two: MEMBARRIER
  * HORIZON in libperfclock.h.
  *
- * A helper thread keeps it fresh so that perfclock_horizon() never
- * blocks: it reads the clock, makes the barrier, and publishes the read
- * taken one barrier earlier (which now has two barriers after it), at
- * most once per PERFCLOCK_MB_PERIOD_NS. Shared state is atomics only (no
- * lock a fork() could copy while held). After fork() the child has no
- * helper thread: pthread_atfork() bumps a generation, and the next
- * horizon in the child starts a new one.
+ * A helper thread keeps it fresh so that perfclock_horizon() need not
+ * block: it reads the clock, makes the barrier, and publishes the read
+ * taken one barrier earlier (which now has two barriers after it).
+ *
+ * PACING: each barrier is a grace period the machine runs for us (on a
+ * kernel booted with rcupdate.rcu_expedited=1, as this project's host
+ * is, an expedited one: an IPI to every busy CPU). User space cannot
+ * poll the grace periods the system runs anyway (the module does:
+ * get_state_synchronize_rcu()), so the helper bounds the ones it forces:
+ *  - a barrier starts at most every PERFCLOCK_MB_MIN_INTERVAL_NS, and
+ *    never sooner than twice the last barrier's wait after the last
+ *    start, so a barrier of ours is in flight at most half the time (it
+ *    used to be one per millisecond, back to back: every grace period
+ *    of an idle machine was ours);
+ *  - no barrier at all once nobody has asked for a horizon for
+ *    PERFCLOCK_MB_IDLE_NS: the thread sleeps on a futex, and the next
+ *    perfclock_mb__horizon() wakes it and, the newest horizon being
+ *    that old, proves one on its own thread as the first call does.
+ * What it costs in horizon age: docs/horizon-cost.md, "The library's
+ * helper".
+ *
+ * Shared state is atomics only (no lock a fork() could copy while
+ * held). After fork() the child has no helper thread: pthread_atfork()
+ * bumps a generation, and the next horizon in the child starts a new
+ * one.
  *
  * The engine (perfclock_mb__*, horizon_membarrier.h) knows nothing of
  * struct perfclock; the backend at the end of this file plugs it into
@@ -23,6 +41,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/futex.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -33,8 +52,10 @@
 #include "horizon_membarrier.h"
 #include "timens.h"
 
-/* The helper thread starts a barrier at most this often. */
-#define PERFCLOCK_MB_PERIOD_NS	1000000ULL	/* 1 ms */
+/* PACING above: at most this often, at most half the time in a barrier. */
+#define PERFCLOCK_MB_MIN_INTERVAL_NS	10000000ULL	/* 10 ms */
+/* PACING above: no horizon asked for this long, no barrier. */
+#define PERFCLOCK_MB_IDLE_NS		1000000000ULL	/* 1 s */
 
 enum { MB_STOPPED, MB_STARTING, MB_RUNNING };
 
@@ -52,7 +73,13 @@ struct perfclock_mb {
 	int stop;
 	int err;			/* the thread's -errno, sticky */
 	uint64_t latest;		/* newest proven horizon, 0: none */
-	uint64_t barriers, proven, last_wait_ns, max_wait_ns;
+	uint64_t barriers, proven, last_wait_ns, max_wait_ns, parks;
+	/*
+	 * PACING: when a horizon was last asked for (mono_ns()), and the
+	 * futex word the idle thread sleeps on (1 while it does).
+	 */
+	uint64_t last_ask;
+	int parked;
 };
 
 static int test_mode;			/* enum perfclock_mb_test_mode */
@@ -143,15 +170,55 @@ static void fail(struct perfclock_mb *mb, int err)
 				    __ATOMIC_RELAXED);
 }
 
+static long futex(int *word, int op, int val)
+{
+	return syscall(SYS_futex, word, op, val, NULL, NULL, 0);
+}
+
+/*
+ * Nobody asked for a horizon for PERFCLOCK_MB_IDLE_NS: sleep until
+ * someone does (wake_idle()) or the clock is closed. parked and
+ * last_ask are a store-then-load pair on each side (sequentially
+ * consistent): either the asker sees parked and wakes us, or we see its
+ * newer last_ask and do not sleep.
+ */
+static void park(struct perfclock_mb *mb)
+{
+	__atomic_store_n(&mb->parked, 1, __ATOMIC_SEQ_CST);
+	__atomic_add_fetch(&mb->parks, 1, __ATOMIC_RELAXED);
+	while (__atomic_load_n(&mb->parked, __ATOMIC_SEQ_CST) &&
+	       !__atomic_load_n(&mb->stop, __ATOMIC_SEQ_CST) &&
+	       mono_ns() - __atomic_load_n(&mb->last_ask, __ATOMIC_SEQ_CST) >
+	       PERFCLOCK_MB_IDLE_NS)
+		futex(&mb->parked, FUTEX_WAIT_PRIVATE, 1);
+	__atomic_store_n(&mb->parked, 0, __ATOMIC_SEQ_CST);
+}
+
+/* A horizon is asked for: 1 if the thread was asleep (and is woken). */
+static int wake_idle(struct perfclock_mb *mb)
+{
+	__atomic_store_n(&mb->last_ask, mono_ns(), __ATOMIC_SEQ_CST);
+	if (!__atomic_load_n(&mb->parked, __ATOMIC_SEQ_CST))
+		return 0;
+	__atomic_store_n(&mb->parked, 0, __ATOMIC_SEQ_CST);
+	futex(&mb->parked, FUTEX_WAKE_PRIVATE, 1);
+	return 1;
+}
+
 static void *mb_thread(void *arg)
 {
 	struct perfclock_mb *mb = arg;
-	uint64_t prev = 0, t, start;
+	uint64_t prev = 0, t, start, wait, gap;
 	struct timespec ts;
 	int have_prev = 0, err;
 
 	while (!__atomic_load_n(&mb->stop, __ATOMIC_RELAXED)) {
 		start = mono_ns();
+		if (start - __atomic_load_n(&mb->last_ask, __ATOMIC_SEQ_CST) >
+		    PERFCLOCK_MB_IDLE_NS) {
+			park(mb);
+			continue;
+		}
 		err = mb->read(mb->arg, &t);
 		/* A seq-counted page that stayed busy: try again next period. */
 		if (err == -EAGAIN)
@@ -170,10 +237,12 @@ static void *mb_thread(void *arg)
 		prev = t;
 		have_prev = 1;
 next:
-		t = mono_ns() - start;
-		if (t < PERFCLOCK_MB_PERIOD_NS) {
-			ts.tv_sec = 0;
-			ts.tv_nsec = (long)(PERFCLOCK_MB_PERIOD_NS - t);
+		wait = mono_ns() - start;
+		gap = 2 * wait > PERFCLOCK_MB_MIN_INTERVAL_NS ?
+		      2 * wait : PERFCLOCK_MB_MIN_INTERVAL_NS;
+		if (wait < gap) {
+			ts.tv_sec = (time_t)((gap - wait) / 1000000000ULL);
+			ts.tv_nsec = (long)((gap - wait) % 1000000000ULL);
 			nanosleep(&ts, NULL);
 		}
 	}
@@ -223,6 +292,8 @@ static int thread_start(struct perfclock_mb *mb)
 					 __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
 		return 0;
 	__atomic_store_n(&mb->stop, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&mb->parked, 0, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&mb->last_ask, mono_ns(), __ATOMIC_SEQ_CST);
 	err = pthread_create(&mb->thread, NULL, mb_thread, mb);
 	if (err) {
 		__atomic_store_n(&mb->run, gen << 2 | MB_STOPPED,
@@ -256,7 +327,7 @@ int perfclock_mb__sync(struct perfclock_mb *mb, uint64_t *ns)
 int perfclock_mb__horizon(struct perfclock_mb *mb, uint64_t *ns)
 {
 	uint64_t h;
-	int err;
+	int err, idle;
 
 	err = __atomic_load_n(&mb->err, __ATOMIC_ACQUIRE);
 	if (err)
@@ -269,12 +340,14 @@ int perfclock_mb__horizon(struct perfclock_mb *mb, uint64_t *ns)
 		if (err)
 			return err;
 	}
+	/* Woken after an idle second: what it has is that old. */
+	idle = wake_idle(mb);
 	h = __atomic_load_n(&mb->latest, __ATOMIC_ACQUIRE);
-	if (h) {
+	if (h && !idle) {
 		*ns = h;
 		return 0;
 	}
-	/* Nothing proven yet: prove one here, once. */
+	/* Nothing proven yet, or only long ago: prove one here. */
 	return perfclock_mb__sync(mb, ns);
 }
 
@@ -286,6 +359,7 @@ void perfclock_mb__get_stats(const struct perfclock_mb *mb,
 	st->proven = __atomic_load_n(&mb->proven, __ATOMIC_RELAXED);
 	st->last_wait_ns = __atomic_load_n(&mb->last_wait_ns, __ATOMIC_RELAXED);
 	st->max_wait_ns = __atomic_load_n(&mb->max_wait_ns, __ATOMIC_RELAXED);
+	st->parks = __atomic_load_n(&mb->parks, __ATOMIC_RELAXED);
 	st->running = thread_state(mb) == MB_RUNNING;
 	st->err = __atomic_load_n(&mb->err, __ATOMIC_RELAXED);
 }
@@ -296,7 +370,9 @@ void perfclock_mb__free(struct perfclock_mb *mb)
 		return;
 	/* Only a thread of this process can be joined. */
 	if (thread_state(mb) == MB_RUNNING) {
-		__atomic_store_n(&mb->stop, 1, __ATOMIC_RELAXED);
+		__atomic_store_n(&mb->stop, 1, __ATOMIC_SEQ_CST);
+		__atomic_store_n(&mb->parked, 0, __ATOMIC_SEQ_CST);
+		futex(&mb->parked, FUTEX_WAKE_PRIVATE, 1);
 		pthread_join(mb->thread, NULL);
 	}
 	free(mb);

@@ -33,8 +33,10 @@ void perfclock_mb__free(struct perfclock_mb *mb);
  * The newest horizon proven by the helper thread; no system call. The
  * first call in a process (and the first after fork()) starts the
  * thread and proves one horizon on the caller's thread (blocks for two
- * grace periods, once). An error the thread met (its clock read or its
- * barrier) is returned from then on: -errno.
+ * grace periods), and so does the first call after a second in which
+ * nobody asked (the thread slept: PACING in horizon_membarrier.c). An
+ * error the thread met (its clock read or its barrier) is returned from
+ * then on: -errno.
  */
 int perfclock_mb__horizon(struct perfclock_mb *mb, uint64_t *ns);
 
@@ -46,6 +48,7 @@ struct perfclock_mb_stats {
 	uint64_t proven;	/* horizons the thread published */
 	uint64_t last_wait_ns;	/* the last barrier's wait */
 	uint64_t max_wait_ns;	/* the longest barrier's wait */
+	uint64_t parks;		/* times the thread slept for want of askers */
 	int running;		/* the helper thread runs in this process */
 	int err;		/* the thread's error, 0 if none */
 };
