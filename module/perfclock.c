@@ -41,6 +41,7 @@
 #ifdef CONFIG_X86_TSC
 #include <linux/clocksource.h>
 #include <asm/hypervisor.h>
+#include <asm/sync_core.h>
 #include <asm/tsc.h>
 #endif
 
@@ -505,8 +506,16 @@ static DEFINE_PER_CPU(u64, perfclock_seen_clock);
  * barrier after the loop keeps every TSC read before the snapshot: on
  * x86 rmb() is LFENCE, which does not let a later instruction start
  * before every earlier one has completed (what rdtsc_ordered() relies on
- * too, from the other side). One LFENCE per horizon read: at most one
- * per update period plus one per GET_HORIZON, next to a grace period.
+ * too, from the other side) where LFENCE is dispatch-serializing: every
+ * Intel CPU, and the AMD ones on which the kernel made it so
+ * (X86_FEATURE_LFENCE_RDTSC, arch/x86/kernel/cpu/amd.c). On an AMD CPU
+ * without it (a guest whose hypervisor hides the MSR, older families)
+ * LFENCE orders nothing here, and rdtsc_ordered() would not do either:
+ * it is RDTSCP there (arch/x86/include/asm/msr.h), which waits for the
+ * instructions before it but lets later ones start first. So on those a
+ * serializing instruction, sync_core() (SERIALIZE, or IRET to self; no
+ * VM exit). One fence per horizon read: at most one per update period
+ * plus one per GET_HORIZON, next to a grace period.
  */
 static u64 perfclock_perf_clock_horizon(bool seen, u32 gen)
 {
@@ -538,6 +547,12 @@ static u64 perfclock_perf_clock_horizon(bool seen, u32 gen)
 	}
 	if (seen)
 		perfclock.seen_gen = gen;
+#ifdef CONFIG_X86_TSC
+	if (!boot_cpu_has(X86_FEATURE_LFENCE_RDTSC)) {
+		sync_core();
+		return h;
+	}
+#endif
 	/* Every clock read completes before the snapshot: see above. */
 	rmb();
 	return h;
@@ -1183,8 +1198,9 @@ static long perfclock_ioctl_get_horizon(struct perfclock_horizon __user *uh)
 		/* No perf_clock() horizon while a switch is pending. */
 		while ((mask & PERFCLOCK_HORIZON_PERF_BIT) &&
 		       perfclock_switch_wait())
+			/* Nothing done yet: a handled signal restarts the call. */
 			if (msleep_interruptible(jiffies_to_msecs(1)))
-				return -EINTR;
+				return -ERESTARTSYS;
 		raw_spin_lock_irqsave(&perfclock.lock, flags);
 		gen = perfclock.generation;
 		raw_spin_unlock_irqrestore(&perfclock.lock, flags);

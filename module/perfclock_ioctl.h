@@ -112,7 +112,9 @@
  *       (kernel/events/core.c:perf_event_set_clock()): MONOTONIC
  *       ktime_get_mono_fast_ns(), MONOTONIC_RAW ktime_get_raw_fast_ns(),
  *       REALTIME ktime_get_real_ns(), BOOTTIME ktime_get_boottime_ns(),
- *       TAI ktime_get_clocktai_ns(), each one clock for all CPUs.
+ *       TAI ktime_get_clocktai_ns(), each one clock for all CPUs. Read in
+       the kernel, as perf's stamps are: a time namespace's offset
+       (kernel/time/namespace.c) is in neither.
  *
  * Not covered:
  *  - PERF_RECORD_READ (events with inherit_stat, at child exit):
@@ -195,7 +197,10 @@
  *    arch/x86/kernel/tsc.c:mark_tsc_unstable() -> kernel/sched/clock.c:
  *    clear_sched_clock_stable() -> __sched_clock_work(), which resets
  *    every CPU's clock from the GTOD and can move it back by however far
- *    the GTOD fell behind the TSC since boot. The module bumps when it
+ *    the GTOD fell behind the TSC since boot, plus the time its two
+ *    printk()s take (the clocks are reset before them and the stable
+ *    branch turned off after: meanwhile local_clock() runs on from the
+ *    TSC, then restarts at the reset value). The module bumps when it
  *    sees check_tsc_unstable(), then hands out no perf_clock() horizon
  *    until it has seen the reset done (module/perfclock.c:
  *    perfclock_sched_clock_reset_seen()).
@@ -369,7 +374,8 @@ struct perfclock_horizon {
 #define PERFCLOCK_PAGE_HORIZON_VALID		0x00000004U
 
 /*
- * The clock page. Little-endian host layout, fixed offsets; new fields
+ * The clock page. Host-endian (the writer's byte order: the page is
+ * only ever read on the machine that writes it), fixed offsets; new fields
  * only ever take the place of reserved space, and the size is one page
  * whatever PAGE_SIZE is
  * (the struct itself is 4096 bytes; map perfclock_info::page_size bytes).
