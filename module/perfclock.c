@@ -193,6 +193,7 @@ static struct {
 	bool clock_switch_pending;	/* it may still be reset: no horizon */
 	ktime_t offs_real;		/* REALTIME - MONOTONIC, last seen */
 	ktime_t offs_tai;		/* TAI - MONOTONIC, last seen */
+	unsigned int set_seq;		/* clock_was_set_seq, last seen */
 
 	/* The newest proven horizon, on the page (under lock). */
 	struct perfclock_horizon_sample horizon;
@@ -358,7 +359,15 @@ static void perfclock_publish(void)
  *    shrinks (kernel/time/timekeeping.c: tk_set_wall_to_mono() and
  *    tk_set_tai_offset() keep offs_real and offs_tai;
  *    ktime_mono_to_any() reads them under the timekeeper's seqcount).
- *    A forward set leaves every held horizon true.
+ *    A forward set leaves every held horizon true. The net offset
+ *    alone misses a set back and one forward again between two checks
+ *    (records stamped in between lie below the held horizon), so the
+ *    timekeeper's count of sets is watched too: clock_was_set_seq,
+ *    bumped by timekeeping_update() for every TK_CLOCK_WAS_SET (settime,
+ *    ADJ_SETOFFSET, a TAI offset change, a leap second, resume) and read
+ *    with ktime_get_snapshot(). One set since the last check is judged
+ *    by the offsets; two or more start a generation whatever the net
+ *    offset did.
  *
  * Every held horizon is dropped, and every sample read in an older
  * generation, so the next horizons restart from a newly proven sample and
@@ -378,18 +387,39 @@ static void perfclock_new_generation(void)
 	perfclock.horizon_proven_ns = 0;
 }
 
+/* The timekeeper's count of clock sets (perfclock_epoch_check()). */
+static unsigned int perfclock_clock_set_seq(void)
+{
+	struct system_time_snapshot snap;
+
+	ktime_get_snapshot(&snap);
+	return snap.clock_was_set_seq;
+}
+
 /*
  * Start a new generation if the clocks changed since the last check.
- * Any context; cheap (a load and two reads of the timekeeper's offsets).
+ * Any context; a clocksource read (ktime_get_snapshot()) and two reads
+ * of the timekeeper's offsets.
  * Returns true while no perf_clock() horizon may be read.
  */
 static bool perfclock_epoch_check(void)
 {
-	ktime_t real = ktime_mono_to_any(0, TK_OFFS_REAL);
-	ktime_t tai = ktime_mono_to_any(0, TK_OFFS_TAI);
+	unsigned int seq;
+	ktime_t real, tai;
 	bool bump = false;
 
 	lockdep_assert_held(&perfclock.lock);
+
+	/*
+	 * The count first: a set after it and before the offsets shows in
+	 * the offsets now and in the count at the next check.
+	 */
+	seq = perfclock_clock_set_seq();
+	real = ktime_mono_to_any(0, TK_OFFS_REAL);
+	tai = ktime_mono_to_any(0, TK_OFFS_TAI);
+	if (seq - perfclock.set_seq > 1)
+		bump = true;
+	perfclock.set_seq = seq;
 
 #ifdef CONFIG_X86_TSC
 	if (!perfclock.tsc_unstable_seen && check_tsc_unstable()) {
@@ -1364,6 +1394,7 @@ static int __init perfclock_init(void)
 	perfclock.generation = 1;
 	perfclock.offs_real = ktime_mono_to_any(0, TK_OFFS_REAL);
 	perfclock.offs_tai = ktime_mono_to_any(0, TK_OFFS_TAI);
+	perfclock.set_seq = perfclock_clock_set_seq();
 #ifdef CONFIG_X86_TSC
 	/*
 	 * Already unstable at load: sched_clock has switched, or never was
