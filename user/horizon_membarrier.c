@@ -41,12 +41,14 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <linux/futex.h>
+#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <linux/futex.h>
 #include <linux/membarrier.h>
+#include <linux/perf_event.h>
 
 #include "horizon_internal.h"
 #include "horizon_membarrier.h"
@@ -80,6 +82,16 @@ struct perfclock_mb {
 	 */
 	uint64_t last_ask;
 	int parked;
+	/*
+	 * The clock restarted (perfclock_mb_read_fn returned
+	 * PERFCLOCK_MB_RESTARTED) this many times; horizons of an earlier
+	 * count may be above later stamps. The backend's snapshot of the
+	 * perf page's conversion, to tell (thread and sync: under no lock,
+	 * written by the reader that saw it).
+	 */
+	uint32_t restarts;
+	uint64_t page_zero;
+	uint32_t page_mult, page_shift;
 };
 
 static int test_mode;			/* enum perfclock_mb_test_mode */
@@ -170,6 +182,17 @@ static void fail(struct perfclock_mb *mb, int err)
 				    __ATOMIC_RELAXED);
 }
 
+/*
+ * The clock restarted: drop the newest horizon, then count the restart
+ * (a horizon() that read the old count with the old horizon reports it
+ * in the old generation, which the restart voids).
+ */
+static void restart(struct perfclock_mb *mb)
+{
+	__atomic_store_n(&mb->latest, 0, __ATOMIC_RELEASE);
+	__atomic_add_fetch(&mb->restarts, 1, __ATOMIC_RELEASE);
+}
+
 static long futex(int *word, int op, int val)
 {
 	return syscall(SYS_futex, word, op, val, NULL, NULL, 0);
@@ -223,6 +246,12 @@ static void *mb_thread(void *arg)
 		/* A seq-counted page that stayed busy: try again next period. */
 		if (err == -EAGAIN)
 			goto next;
+		/* What was proven before may be ahead: start over. */
+		if (err == PERFCLOCK_MB_RESTARTED) {
+			restart(mb);
+			have_prev = 0;
+			err = 0;
+		}
 		if (!err)
 			err = barrier(mb);
 		if (err) {
@@ -312,6 +341,10 @@ int perfclock_mb__sync(struct perfclock_mb *mb, uint64_t *ns)
 	/* A setns() before this (single-threaded) changed the offset. */
 	perfclock__timens_recheck();
 	err = mb->read(mb->arg, &t);
+	if (err == PERFCLOCK_MB_RESTARTED) {
+		restart(mb);
+		err = 0;
+	}
 	if (err)
 		return err;
 	err = barrier(mb);
@@ -322,6 +355,11 @@ int perfclock_mb__sync(struct perfclock_mb *mb, uint64_t *ns)
 	max_store(&mb->latest, t);
 	*ns = t;
 	return 0;
+}
+
+uint32_t perfclock_mb__restarts(const struct perfclock_mb *mb)
+{
+	return __atomic_load_n(&mb->restarts, __ATOMIC_ACQUIRE);
 }
 
 int perfclock_mb__horizon(struct perfclock_mb *mb, uint64_t *ns)
@@ -397,9 +435,71 @@ static int clock_eligible(const struct perfclock *clk)
 	       clk->clockid == CLOCK_BOOTTIME;
 }
 
+/*
+ * perf's page of a perf page backend is a copy, made when perf updates
+ * it (kernel/events/core.c: perf_event_update_userpage(), at event add,
+ * period, mmap and reset; arch/x86/events/core.c:
+ * arch_perf_update_userpage() fills time_zero from cyc2ns and
+ * cap_user_time_zero from sched_clock_stable()). Nothing updates it at a
+ * run-time sched_clock switch or at resume from suspend, which lowers
+ * cyc2ns_offset by the time asleep (arch/x86/kernel/tsc.c:
+ * tsc_restore_sched_clock_state()): a stale page reads ahead of the
+ * clock. So before each of its reads the helper (and a sync) refreshes
+ * the library's own dummy event's page with PERF_EVENT_IOC_RESET
+ * (_perf_event_reset() -> perf_event_update_userpage(); the dummy counts
+ * nothing), and compares the conversion with the one it last read: a
+ * change is a restart (PERFCLOCK_MB_RESTARTED: every horizon proven
+ * before may be ahead), a withdrawn cap_user_time_zero an error
+ * (-EOPNOTSUPP, for good). A caller's page (perfclock_open_perf_page())
+ * is not ours to reset: a change is seen when perf next updates it.
+ */
+static int page_params(const struct perf_event_mmap_page *pc, uint64_t *zero,
+		       uint32_t *mult, uint32_t *shift)
+{
+	const volatile struct perf_event_mmap_page *vpc = pc;
+	uint32_t seq;
+	int tries;
+
+	for (tries = 0; tries < PERFCLOCK_PAGE_MAX_RETRIES; tries++) {
+		seq = __atomic_load_n(&pc->lock, __ATOMIC_ACQUIRE);
+		*zero = vpc->time_zero;
+		*mult = vpc->time_mult;
+		*shift = vpc->time_shift;
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		if (!(seq & 1) &&
+		    __atomic_load_n(&pc->lock, __ATOMIC_RELAXED) == seq)
+			return 0;
+	}
+	return -EAGAIN;
+}
+
 static int mb_read(void *arg, uint64_t *ns)
 {
-	return perfclock_read(arg, ns);
+	struct perfclock *clk = arg;
+	struct perfclock_mb *mb = clk->hz_state;
+	uint32_t mult, shift;
+	uint64_t zero;
+	int err, changed;
+
+	if (clk->backend != PERFCLOCK_BACKEND_PERF_PAGE)
+		return perfclock_read(clk, ns);
+	if (clk->own_perf_fd >= 0 &&
+	    ioctl(clk->own_perf_fd, PERF_EVENT_IOC_RESET, 0))
+		return -errno;
+	err = page_params(clk->perf_page, &zero, &mult, &shift);
+	if (!err)
+		err = perfclock_read(clk, ns);
+	if (err)
+		return err;
+	/* Relaxed: two readers racing here at worst both see a change. */
+	changed = __atomic_load_n(&mb->page_mult, __ATOMIC_RELAXED) &&
+		  (zero != __atomic_load_n(&mb->page_zero, __ATOMIC_RELAXED) ||
+		   mult != __atomic_load_n(&mb->page_mult, __ATOMIC_RELAXED) ||
+		   shift != __atomic_load_n(&mb->page_shift, __ATOMIC_RELAXED));
+	__atomic_store_n(&mb->page_zero, zero, __ATOMIC_RELAXED);
+	__atomic_store_n(&mb->page_shift, shift, __ATOMIC_RELAXED);
+	__atomic_store_n(&mb->page_mult, mult, __ATOMIC_RELAXED);
+	return changed ? PERFCLOCK_MB_RESTARTED : 0;
 }
 
 int perfclock__horizon_membarrier_attach(struct perfclock *clk)
@@ -416,27 +516,38 @@ int perfclock__horizon_membarrier_attach(struct perfclock *clk)
 }
 
 /*
- * *gen is left as horizon.c set it: the clocks served here are one
- * clock that never steps back (REALTIME and TAI are not served), so its
- * horizons never restart. perf's page losing time_zero (sched_clock
- * turned unstable) is not a restart but an error: the read fails with
- * -EOPNOTSUPP from then on.
+ * *gen: the clocks served here are one clock that never steps back
+ * (REALTIME and TAI are not served), but perf's page can be a stale copy
+ * of it (mb_read()): each change of its conversion seen is a restart,
+ * counted on top of the generation horizon.c starts from. perf's page
+ * losing time_zero (sched_clock turned unstable) is not a restart but
+ * an error: the read fails with -EOPNOTSUPP from then on.
  */
 static int membarrier_horizon(struct perfclock *clk, uint64_t *ns,
 			      uint32_t *gen)
 {
-	(void)gen;
-	return perfclock_mb__horizon(clk->hz_state, ns);
+	uint32_t r;
+	int err;
+
+	do {
+		r = perfclock_mb__restarts(clk->hz_state);
+		err = perfclock_mb__horizon(clk->hz_state, ns);
+	} while (!err && r != perfclock_mb__restarts(clk->hz_state));
+	*gen += r;
+	return err;
 }
 
 static int membarrier_sync(struct perfclock *clk, uint32_t flags,
 			   uint64_t *ns, uint32_t *gen)
 {
-	(void)gen;
+	int err;
+
 	/* User space has no expedited grace period to ask for. */
 	if (flags & PERFCLOCK_HORIZON_SYNC_EXPEDITED)
 		return -EOPNOTSUPP;
-	return perfclock_mb__sync(clk->hz_state, ns);
+	err = perfclock_mb__sync(clk->hz_state, ns);
+	*gen += perfclock_mb__restarts(clk->hz_state);
+	return err;
 }
 
 static int membarrier_is_exact(const struct perfclock *clk)

@@ -10,7 +10,13 @@
 
 #include <stdint.h>
 
-/* Reads the clock the records are stamped in: 0 and *ns, or -errno. */
+/*
+ * Reads the clock the records are stamped in: 0 and *ns, or -errno; or
+ * PERFCLOCK_MB_RESTARTED and *ns: a good read, but the clock's values
+ * before it may have been ahead (a stale perf page was refreshed):
+ * every horizon proven so far is dropped and the restart counted.
+ */
+#define PERFCLOCK_MB_RESTARTED	1
 typedef int (*perfclock_mb_read_fn)(void *arg, uint64_t *ns);
 
 struct perfclock_mb;
@@ -39,6 +45,9 @@ void perfclock_mb__free(struct perfclock_mb *mb);
  * then on: -errno.
  */
 int perfclock_mb__horizon(struct perfclock_mb *mb, uint64_t *ns);
+
+/* Restarts counted so far (PERFCLOCK_MB_RESTARTED). */
+uint32_t perfclock_mb__restarts(const struct perfclock_mb *mb);
 
 /* A fresh horizon on the caller's thread: read, barrier, barrier. */
 int perfclock_mb__sync(struct perfclock_mb *mb, uint64_t *ns);
