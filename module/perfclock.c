@@ -210,6 +210,8 @@ static struct {
 	unsigned int npending;
 	u64 gp_progress_ns;	/* ktime_get_ns(): a sample proven, or a GP started */
 	u64 gp_started;		/* grace periods this module started */
+	/* perfclock_seen_clock and seen_gen: the horizon work and GET_HORIZON. */
+	struct mutex seen_lock;
 	u32 seen_gen;		/* generation of perfclock_seen_clock */
 
 	struct hrtimer timer;
@@ -559,8 +561,8 @@ static bool perfclock_switch_wait(void)
 }
 
 /*
- * Each possible CPU's clock as the horizon work last read it, in
- * generation perfclock.seen_gen. Owned by horizon_work.
+ * Each possible CPU's clock as a horizon read last read it, in
+ * generation perfclock.seen_gen, under perfclock.seen_lock.
  */
 static DEFINE_PER_CPU(u64, perfclock_seen_clock);
 
@@ -572,10 +574,13 @@ static DEFINE_PER_CPU(u64, perfclock_seen_clock);
  *
  * In the unstable regime each remote read is sched_clock_remote(), which
  * writes (cmpxchg) the clock of whichever CPU lags: the scheduler's
- * hottest per-CPU line. So the horizon work (@seen) does not read a
- * remote CPU again while the value it last read there is at most
+ * hottest per-CPU line. So a horizon read does not read a remote CPU
+ * again while the value last read there (by the horizon work or by any
+ * GET_HORIZON caller: one cache, under seen_lock) is at most
  * horizon_skip_us below this CPU's clock now; it takes that value
- * instead. Still exact: a value v returned by sched_clock_cpu(c) is at or
+ * instead. GET_HORIZON used to sweep every CPU for each caller, each
+ * thread of each tool: N callers, N remote writes per CPU per grace
+ * period. Still exact: a value v returned by sched_clock_cpu(c) is at or
  * below c's clock from then on, because kernel/sched/clock.c:
  * sched_clock_remote() leaves both CPUs' clocks at or above the value it
  * returns and sched_clock_local() never lowers a clock (min_clock is at
@@ -606,13 +611,17 @@ static DEFINE_PER_CPU(u64, perfclock_seen_clock);
  * VM exit). One fence per horizon read: at most one per update period
  * plus one per GET_HORIZON, next to a grace period.
  */
-static u64 perfclock_perf_clock_horizon(bool seen, u32 gen)
+static u64 perfclock_perf_clock_horizon(u32 gen)
 {
 	u64 skip_ns = (u64)READ_ONCE(horizon_skip_us) * NSEC_PER_USEC;
-	bool skip = seen && skip_ns && perfclock.seen_gen == gen;
+	/* Stable, a remote read is a local one: nothing to save. */
+	bool skip = skip_ns && perfclock.seen_gen == gen &&
+		    !READ_ONCE(perfclock.stable);
 	unsigned long flags;
 	u64 h, v, target;
 	int cpu, me;
+
+	lockdep_assert_held(&perfclock.seen_lock);
 
 	local_irq_save(flags);
 	me = smp_processor_id();
@@ -629,13 +638,11 @@ static u64 perfclock_perf_clock_horizon(bool seen, u32 gen)
 			local_irq_save(flags);
 			v = sched_clock_cpu(cpu);
 			local_irq_restore(flags);
-			if (seen)
-				per_cpu(perfclock_seen_clock, cpu) = v;
+			per_cpu(perfclock_seen_clock, cpu) = v;
 		}
 		h = min(h, v);
 	}
-	if (seen)
-		perfclock.seen_gen = gen;
+	perfclock.seen_gen = gen;
 #ifdef CONFIG_X86_TSC
 	if (!boot_cpu_has(X86_FEATURE_LFENCE_RDTSC)) {
 		sync_core();
@@ -669,18 +676,21 @@ static u64 perfclock_clockid_now(int id)
 /*
  * Read the horizon of every clock in @mask, in generation @gen. The
  * caller snapshots the grace-period state only after this returns.
- * @seen: the horizon work's read (perfclock_perf_clock_horizon()).
+ * Process context (seen_lock).
  */
 static void perfclock_horizon_read(struct perfclock_horizon_sample *s, u32 mask,
-				   u32 gen, bool seen)
+				   u32 gen)
 {
 	unsigned long ids = mask & PERFCLOCK_HORIZON_CLOCKID_MASK;
 	int id;
 
 	memset(s, 0, sizeof(*s));
 	s->generation = gen;
-	if (mask & PERFCLOCK_HORIZON_PERF_BIT)
-		s->perf_ns = perfclock_perf_clock_horizon(seen, gen);
+	if (mask & PERFCLOCK_HORIZON_PERF_BIT) {
+		mutex_lock(&perfclock.seen_lock);
+		s->perf_ns = perfclock_perf_clock_horizon(gen);
+		mutex_unlock(&perfclock.seen_lock);
+	}
 	for_each_set_bit(id, &ids, PERFCLOCK_HORIZON_CLOCKIDS)
 		s->clockid_ns[id] = perfclock_clockid_now(id);
 	s->clockids = mask;
@@ -774,7 +784,7 @@ static void perfclock_horizon_work_fn(struct work_struct *work)
 			perfclock.pending[n++] = perfclock.pending[i];
 	perfclock.npending = n;
 
-	perfclock_horizon_read(&s, PERFCLOCK_HORIZON_ALL, gen, true);
+	perfclock_horizon_read(&s, PERFCLOCK_HORIZON_ALL, gen);
 	idle_ns = (u64)READ_ONCE(horizon_gp_idle_ms) * NSEC_PER_MSEC;
 	if (READ_ONCE(horizon_expedited)) {
 		s.cookie = start_poll_synchronize_rcu_expedited();
@@ -1294,7 +1304,7 @@ static long perfclock_ioctl_get_horizon(struct perfclock_horizon __user *uh)
 		gen = perfclock.generation;
 		raw_spin_unlock_irqrestore(&perfclock.lock, flags);
 
-		perfclock_horizon_read(&s, mask, gen, false);
+		perfclock_horizon_read(&s, mask, gen);
 		/*
 		 * No smp_mb() here: synchronize_rcu*() orders the caller's
 		 * earlier accesses before the grace period itself (the
@@ -1446,6 +1456,7 @@ static int __init perfclock_init(void)
 
 	raw_spin_lock_init(&perfclock.lock);
 	mutex_init(&perfclock.mutex);
+	mutex_init(&perfclock.seen_lock);
 	INIT_WORK(&perfclock.revalidate_work, perfclock_revalidate_work);
 	INIT_WORK(&perfclock.horizon_work, perfclock_horizon_work_fn);
 	perfclock.period = ns_to_ktime((u64)update_period_us * NSEC_PER_USEC);

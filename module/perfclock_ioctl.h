@@ -101,8 +101,8 @@
  *       The scheduler couples clocks the same way whenever it reads a
  *       remote runqueue's clock (kernel/sched/core.c:update_rq_clock()).
  *       No skew estimate enters: a CPU whose tick is held off is pulled
- *       forward, not waited for. The page's read may take, for a CPU,
- *       the value it last read there (module/perfclock.c:
+ *       forward, not waited for. A read (the page's or GET_HORIZON's)
+ *       may take, for a CPU, the value last read there (module/perfclock.c:
  *       perfclock_perf_clock_horizon(), horizon_skip_us): that CPU's
  *       clock is still at least that value, since neither function
  *       lowers a clock; only __sched_clock_work() does (Generations).
