@@ -191,11 +191,6 @@ static struct {
 	bool tsc_unstable_seen;		/* check_tsc_unstable() was seen true */
 	bool sched_clock_unstable;	/* the kernel's was seen unstable */
 	bool clock_switch_pending;	/* it may still be reset: no horizon */
-	/*
-	 * local_clock() - sched_clock() while the stable branch is on: a
-	 * constant, bracketed (perfclock_watch_sched_clock()).
-	 */
-	s64 stable_lo, stable_hi;
 	ktime_t offs_real;		/* REALTIME - MONOTONIC, last seen */
 	ktime_t offs_tai;		/* TAI - MONOTONIC, last seen */
 	unsigned int set_seq;		/* clock_was_set_seq, last seen */
@@ -360,7 +355,7 @@ static void perfclock_publish(void)
  *    sched_clock since boot) and then turns the stable branch off. So
  *    tsc_unstable is set before the reset, and the reset runs some time
  *    after: from the moment tsc_unstable is seen until the reset is seen
- *    done (perfclock_watch_sched_clock()), no perf_clock() horizon
+ *    done (perfclock_sched_clock_reset_seen()), no perf_clock() horizon
  *    is read or handed out.
  *  - REALTIME or TAI is set backwards: the offset from MONOTONIC to it
  *    shrinks (kernel/time/timekeeping.c: tk_set_wall_to_mono() and
@@ -383,7 +378,6 @@ static void perfclock_publish(void)
 #ifdef CONFIG_X86_TSC
 static bool perfclock_native_sched_clock(void);
 #endif
-static bool perfclock_watch_sched_clock(void);
 
 static void perfclock_new_generation(void)
 {
@@ -447,12 +441,6 @@ static bool perfclock_epoch_check(void)
 	if (ktime_before(real, perfclock.offs_real) ||
 	    ktime_before(tai, perfclock.offs_tai))
 		bump = true;
-	/* The reset done: a pending switch ends, an unannounced one bumps. */
-	if (!perfclock.sched_clock_unstable && perfclock_watch_sched_clock()) {
-		if (!perfclock.clock_switch_pending)
-			bump = true;
-		perfclock.clock_switch_pending = false;
-	}
 	perfclock.offs_real = real;
 	perfclock.offs_tai = tai;
 	if (bump) {
@@ -465,87 +453,33 @@ static bool perfclock_epoch_check(void)
 /*
  * Has the kernel's sched_clock turned unstable (__sched_clock_work() has
  * run)? sched_clock_stable() is not exported, so this watches what it
- * selects, without waiting for anything. With the stable branch on,
- * kernel/sched/clock.c: sched_clock_cpu() (6.1; local_clock_noinstr()
- * in mainline) returns sched_clock() + __sched_clock_offset, a constant
- * set once when the branch is turned on (__set_sched_clock_stable();
- * sched_clock_tick_stable() moves __gtod_offset, not it): two
- * sched_clock() reads around a local_clock() on one CPU, irqs off,
- * bracket that constant. With the branch off, local_clock() is
- * sched_clock_local()'s value, GTOD-based: reset by __sched_clock_work()
- * to the GTOD (which drifted from the TSC since the last watchdog tick),
- * capped at the last tick's GTOD + TICK_NSEC (the cap holds it back by
- * the time __sched_clock_work()'s printk()s took), and from then on off
- * by the GTOD clocksource's drift: the difference leaves the bracket.
- * Once it is seen outside the bracket by more than
- * PERFCLOCK_RESET_MARGIN_NS (for the TSC reads that the CPU may execute
- * a little out of order), the branch is off and the reset done: never a
- * wrong "yes". A reset that moved the difference by less is "not yet"
- * until the drift takes it past (Liveness, in perfclock_ioctl.h).
- *
- * It used to spin for two ticks with irqs off, at every GET_HORIZON
- * retry and work run while a switch was pending (8 ms at HZ=250); this
- * is three clock reads, from the timer and those same places.
- *
- * It also sees a switch the module was not told of in advance
- * (perfclock_epoch_check() raises the switch from check_tsc_unstable()
- * only when sched_clock is known to be native; a guest with a native
- * sched_clock, booted with no-kvmclock say, is not): then after the
- * reset, within an update period, as a new generation.
+ * selects, on this CPU with irqs off for two ticks. Stable,
+ * kernel/sched/clock.c:sched_clock_cpu() returns sched_clock() plus a
+ * constant, so local_clock() advances exactly as sched_clock() does.
+ * Unstable, sched_clock_local() caps the clock at the GTOD time of this
+ * CPU's last sched_clock_tick() plus TICK_NSEC, and no tick runs here
+ * with irqs off: local_clock() advances by at most TICK_NSEC while
+ * sched_clock() advances by two. Only a remote CPU's sched_clock_remote()
+ * can raise this CPU's clock meanwhile, which makes the answer "not yet"
+ * (asked again later), never a wrong "yes". Process context; run only
+ * while a switch is pending (once per boot at most).
  */
-#define PERFCLOCK_RESET_MARGIN_NS	1000
-
-static void perfclock_offset_bracket(s64 *lo, s64 *hi)
+static bool perfclock_sched_clock_reset_seen(void)
 {
 	unsigned long flags;
-	u64 r0, c, r1;
+	u64 c0, c1, r0, r1;
 
 	local_irq_save(flags);
+	c0 = local_clock();
 	r0 = sched_clock();
-	c = local_clock();
-	r1 = sched_clock();
+	do {
+		cpu_relax();
+		r1 = sched_clock();
+	} while (r1 - r0 < 2 * (u64)TICK_NSEC);
+	c1 = local_clock();
 	local_irq_restore(flags);
-	*lo = (s64)(c - r1);
-	*hi = (s64)(c - r0);
-}
 
-/* At load, sched_clock stable: the first bracket, narrowed a little. */
-static void perfclock_watch_sched_clock_init(void)
-{
-	s64 lo, hi;
-	int i;
-
-	perfclock.stable_lo = S64_MIN;
-	perfclock.stable_hi = S64_MAX;
-	for (i = 0; i < 16; i++) {
-		perfclock_offset_bracket(&lo, &hi);
-		perfclock.stable_lo = max(perfclock.stable_lo, lo);
-		perfclock.stable_hi = min(perfclock.stable_hi, hi);
-	}
-}
-
-/* True once the branch was seen off (and it stays so). */
-static bool perfclock_watch_sched_clock(void)
-{
-	s64 lo, hi;
-
-	lockdep_assert_held(&perfclock.lock);
-
-	if (!IS_ENABLED(CONFIG_HAVE_UNSTABLE_SCHED_CLOCK) ||
-	    perfclock.sched_clock_unstable)
-		return perfclock.sched_clock_unstable;
-	perfclock_offset_bracket(&lo, &hi);
-	if (hi >= perfclock.stable_lo && lo <= perfclock.stable_hi) {
-		/* The same constant: narrow the bracket. */
-		perfclock.stable_lo = max(perfclock.stable_lo, lo);
-		perfclock.stable_hi = min(perfclock.stable_hi, hi);
-		return false;
-	}
-	if (hi + PERFCLOCK_RESET_MARGIN_NS >= perfclock.stable_lo &&
-	    lo - PERFCLOCK_RESET_MARGIN_NS <= perfclock.stable_hi)
-		return false;
-	perfclock.sched_clock_unstable = true;
-	return true;
+	return c1 - c0 + TICK_NSEC / 2 < r1 - r0;
 }
 
 /* A pending switch is over once the reset is seen: horizons resume. */
@@ -557,7 +491,14 @@ static bool perfclock_switch_wait(void)
 	raw_spin_lock_irqsave(&perfclock.lock, flags);
 	pending = perfclock_epoch_check();
 	raw_spin_unlock_irqrestore(&perfclock.lock, flags);
-	return pending;
+	if (!pending || !perfclock_sched_clock_reset_seen())
+		return pending;
+
+	raw_spin_lock_irqsave(&perfclock.lock, flags);
+	perfclock.sched_clock_unstable = true;
+	perfclock.clock_switch_pending = false;
+	raw_spin_unlock_irqrestore(&perfclock.lock, flags);
+	return false;
 }
 
 /*
@@ -1474,19 +1415,17 @@ static int __init perfclock_init(void)
 	 * sched_clock stable, so there is no reset to come; a mark after
 	 * boot queues __sched_clock_work() (clear_sched_clock_stable() ->
 	 * __clear_sched_clock_stable()), which runs as soon as a worker
-	 * does. So this is not asked of the reset watch
-	 * (perfclock_watch_sched_clock()): a "not yet" here would withhold
-	 * every perf_clock() horizon until it says yes (with the two-tick
-	 * probe it had before, a demo guest in CI blocked in GET_HORIZON
-	 * for its whole 900 s), and the bracket it would start from is
-	 * not the stable branch's constant when the branch is already
-	 * off. What is left
+	 * does. So this is not asked of perfclock_sched_clock_reset_seen():
+	 * its answer is "not yet" whenever another CPU raises this one's
+	 * clock during the probe (a remote wakeup's update_rq_clock()), and
+	 * a "not yet" here withheld every perf_clock() horizon until a probe
+	 * succeeded, which under a cross-CPU load may be never: a demo guest
+	 * in CI blocked in GET_HORIZON for its whole 900 s. What is left
 	 * open, a module loaded between a run-time mark and the reset work,
 	 * is in the header's "Not covered".
 	 */
 	perfclock.sched_clock_unstable = check_tsc_unstable();
 #endif
-	perfclock_watch_sched_clock_init();
 	/*
 	 * Not pinned (HRTIMER_MODE_REL_HARD): an unpinned timer armed (at
 	 * the first open) on an idle or nohz_full CPU may be put on a busy

@@ -165,17 +165,10 @@
  *    horizon it hands out in that window can be above records stamped
  *    after the reset.
  *  - Liveness: after a run-time switch, perf_clock() horizons resume
- *    only once the module sees the reset done (module/perfclock.c:
- *    perfclock_watch_sched_clock(): local_clock() - sched_clock() off
- *    its stable constant by over 1 us); a reset that moved it by less
- *    waits for the GTOD's drift, and GET_HORIZON waits meanwhile
- *    (interruptibly).
- *  - A switch the module is not told of in advance (a guest with a
- *    native sched_clock, which perfclock_native_sched_clock() cannot
- *    tell from a paravirtual one; sched_clock_stable cleared by other
- *    code than mark_tsc_unstable()) is seen only after the reset, at
- *    the next update period or GET_HORIZON, as a new generation:
- *    horizons handed out between the reset and then are voided late.
+ *    only once the module's probe sees the reset done
+ *    (module/perfclock.c: perfclock_sched_clock_reset_seen()); under
+ *    a load that keeps raising this CPU's clock from others that can
+ *    take long, and GET_HORIZON waits meanwhile (interruptibly).
  *
  * Rests on:
  *  - A perf_clock() horizon assumes the kernel's own claim that a stable
@@ -210,7 +203,7 @@
  *    TSC, then restarts at the reset value). The module bumps when it
  *    sees check_tsc_unstable(), then hands out no perf_clock() horizon
  *    until it has seen the reset done (module/perfclock.c:
- *    perfclock_watch_sched_clock()).
+ *    perfclock_sched_clock_reset_seen()).
  *  - REALTIME or TAI is set backwards (the offset from MONOTONIC
  *    shrinks). A forward set bumps nothing.
  * After a bump every held horizon is dropped: horizon values restart from
