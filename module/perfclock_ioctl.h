@@ -158,6 +158,12 @@
  *    the step below it. Nothing in the kernel notifies a module of either
  *    step as it happens.
  *  - sched_clock turning unstable is detected on x86 only (below).
+ *  - ... and not in a guest whose sched_clock is native (a KVM guest
+ *    booted with no-kvmclock, ACRN, Jailhouse): mark_tsc_unstable()
+ *    clears sched_clock_stable there, but module/perfclock.c:
+ *    perfclock_native_sched_clock() is false under every hypervisor,
+ *    so no generation starts at the reset. Flagged:
+ *    PERFCLOCK_INFO_SCHED_CLOCK_PARAVIRT is set in every guest.
  *  - A module loaded after the TSC was marked unstable at run time but
  *    before kernel/sched/clock.c:__sched_clock_work() has reset the
  *    clocks (the work is queued at the mark and runs when a worker
