@@ -41,6 +41,7 @@
 #ifdef CONFIG_X86_TSC
 #include <linux/clocksource.h>
 #include <asm/hypervisor.h>
+#include <asm/sync_core.h>
 #include <asm/tsc.h>
 #endif
 
@@ -192,6 +193,7 @@ static struct {
 	bool clock_switch_pending;	/* it may still be reset: no horizon */
 	ktime_t offs_real;		/* REALTIME - MONOTONIC, last seen */
 	ktime_t offs_tai;		/* TAI - MONOTONIC, last seen */
+	unsigned int set_seq;		/* clock_was_set_seq, last seen */
 
 	/* The newest proven horizon, on the page (under lock). */
 	struct perfclock_horizon_sample horizon;
@@ -203,6 +205,8 @@ static struct {
 	unsigned int npending;
 	u64 gp_progress_ns;	/* ktime_get_ns(): a sample proven, or a GP started */
 	u64 gp_started;		/* grace periods this module started */
+	/* perfclock_seen_clock and seen_gen: the horizon work and GET_HORIZON. */
+	struct mutex seen_lock;
 	u32 seen_gen;		/* generation of perfclock_seen_clock */
 
 	struct hrtimer timer;
@@ -357,7 +361,15 @@ static void perfclock_publish(void)
  *    shrinks (kernel/time/timekeeping.c: tk_set_wall_to_mono() and
  *    tk_set_tai_offset() keep offs_real and offs_tai;
  *    ktime_mono_to_any() reads them under the timekeeper's seqcount).
- *    A forward set leaves every held horizon true.
+ *    A forward set leaves every held horizon true. The net offset
+ *    alone misses a set back and one forward again between two checks
+ *    (records stamped in between lie below the held horizon), so the
+ *    timekeeper's count of sets is watched too: clock_was_set_seq,
+ *    bumped by timekeeping_update() for every TK_CLOCK_WAS_SET (settime,
+ *    ADJ_SETOFFSET, a TAI offset change, a leap second, resume) and read
+ *    with ktime_get_snapshot(). One set since the last check is judged
+ *    by the offsets; two or more start a generation whatever the net
+ *    offset did.
  *
  * Every held horizon is dropped, and every sample read in an older
  * generation, so the next horizons restart from a newly proven sample and
@@ -377,18 +389,39 @@ static void perfclock_new_generation(void)
 	perfclock.horizon_proven_ns = 0;
 }
 
+/* The timekeeper's count of clock sets (perfclock_epoch_check()). */
+static unsigned int perfclock_clock_set_seq(void)
+{
+	struct system_time_snapshot snap;
+
+	ktime_get_snapshot(&snap);
+	return snap.clock_was_set_seq;
+}
+
 /*
  * Start a new generation if the clocks changed since the last check.
- * Any context; cheap (a load and two reads of the timekeeper's offsets).
+ * Any context; a clocksource read (ktime_get_snapshot()) and two reads
+ * of the timekeeper's offsets.
  * Returns true while no perf_clock() horizon may be read.
  */
 static bool perfclock_epoch_check(void)
 {
-	ktime_t real = ktime_mono_to_any(0, TK_OFFS_REAL);
-	ktime_t tai = ktime_mono_to_any(0, TK_OFFS_TAI);
+	unsigned int seq;
+	ktime_t real, tai;
 	bool bump = false;
 
 	lockdep_assert_held(&perfclock.lock);
+
+	/*
+	 * The count first: a set after it and before the offsets shows in
+	 * the offsets now and in the count at the next check.
+	 */
+	seq = perfclock_clock_set_seq();
+	real = ktime_mono_to_any(0, TK_OFFS_REAL);
+	tai = ktime_mono_to_any(0, TK_OFFS_TAI);
+	if (seq - perfclock.set_seq > 1)
+		bump = true;
+	perfclock.set_seq = seq;
 
 #ifdef CONFIG_X86_TSC
 	if (!perfclock.tsc_unstable_seen && check_tsc_unstable()) {
@@ -469,8 +502,8 @@ static bool perfclock_switch_wait(void)
 }
 
 /*
- * Each possible CPU's clock as the horizon work last read it, in
- * generation perfclock.seen_gen. Owned by horizon_work.
+ * Each possible CPU's clock as a horizon read last read it, in
+ * generation perfclock.seen_gen, under perfclock.seen_lock.
  */
 static DEFINE_PER_CPU(u64, perfclock_seen_clock);
 
@@ -482,10 +515,13 @@ static DEFINE_PER_CPU(u64, perfclock_seen_clock);
  *
  * In the unstable regime each remote read is sched_clock_remote(), which
  * writes (cmpxchg) the clock of whichever CPU lags: the scheduler's
- * hottest per-CPU line. So the horizon work (@seen) does not read a
- * remote CPU again while the value it last read there is at most
+ * hottest per-CPU line. So a horizon read does not read a remote CPU
+ * again while the value last read there (by the horizon work or by any
+ * GET_HORIZON caller: one cache, under seen_lock) is at most
  * horizon_skip_us below this CPU's clock now; it takes that value
- * instead. Still exact: a value v returned by sched_clock_cpu(c) is at or
+ * instead. GET_HORIZON used to sweep every CPU for each caller, each
+ * thread of each tool: N callers, N remote writes per CPU per grace
+ * period. Still exact: a value v returned by sched_clock_cpu(c) is at or
  * below c's clock from then on, because kernel/sched/clock.c:
  * sched_clock_remote() leaves both CPUs' clocks at or above the value it
  * returns and sched_clock_local() never lowers a clock (min_clock is at
@@ -505,16 +541,28 @@ static DEFINE_PER_CPU(u64, perfclock_seen_clock);
  * barrier after the loop keeps every TSC read before the snapshot: on
  * x86 rmb() is LFENCE, which does not let a later instruction start
  * before every earlier one has completed (what rdtsc_ordered() relies on
- * too, from the other side). One LFENCE per horizon read: at most one
- * per update period plus one per GET_HORIZON, next to a grace period.
+ * too, from the other side) where LFENCE is dispatch-serializing: every
+ * Intel CPU, and the AMD ones on which the kernel made it so
+ * (X86_FEATURE_LFENCE_RDTSC, arch/x86/kernel/cpu/amd.c). On an AMD CPU
+ * without it (a guest whose hypervisor hides the MSR, older families)
+ * LFENCE orders nothing here, and rdtsc_ordered() would not do either:
+ * it is RDTSCP there (arch/x86/include/asm/msr.h), which waits for the
+ * instructions before it but lets later ones start first. So on those a
+ * serializing instruction, sync_core() (SERIALIZE, or IRET to self; no
+ * VM exit). One fence per horizon read: at most one per update period
+ * plus one per GET_HORIZON, next to a grace period.
  */
-static u64 perfclock_perf_clock_horizon(bool seen, u32 gen)
+static u64 perfclock_perf_clock_horizon(u32 gen)
 {
 	u64 skip_ns = (u64)READ_ONCE(horizon_skip_us) * NSEC_PER_USEC;
-	bool skip = seen && skip_ns && perfclock.seen_gen == gen;
+	/* Stable, a remote read is a local one: nothing to save. */
+	bool skip = skip_ns && perfclock.seen_gen == gen &&
+		    !READ_ONCE(perfclock.stable);
 	unsigned long flags;
 	u64 h, v, target;
 	int cpu, me;
+
+	lockdep_assert_held(&perfclock.seen_lock);
 
 	local_irq_save(flags);
 	me = smp_processor_id();
@@ -531,13 +579,17 @@ static u64 perfclock_perf_clock_horizon(bool seen, u32 gen)
 			local_irq_save(flags);
 			v = sched_clock_cpu(cpu);
 			local_irq_restore(flags);
-			if (seen)
-				per_cpu(perfclock_seen_clock, cpu) = v;
+			per_cpu(perfclock_seen_clock, cpu) = v;
 		}
 		h = min(h, v);
 	}
-	if (seen)
-		perfclock.seen_gen = gen;
+	perfclock.seen_gen = gen;
+#ifdef CONFIG_X86_TSC
+	if (!boot_cpu_has(X86_FEATURE_LFENCE_RDTSC)) {
+		sync_core();
+		return h;
+	}
+#endif
 	/* Every clock read completes before the snapshot: see above. */
 	rmb();
 	return h;
@@ -565,18 +617,21 @@ static u64 perfclock_clockid_now(int id)
 /*
  * Read the horizon of every clock in @mask, in generation @gen. The
  * caller snapshots the grace-period state only after this returns.
- * @seen: the horizon work's read (perfclock_perf_clock_horizon()).
+ * Process context (seen_lock).
  */
 static void perfclock_horizon_read(struct perfclock_horizon_sample *s, u32 mask,
-				   u32 gen, bool seen)
+				   u32 gen)
 {
 	unsigned long ids = mask & PERFCLOCK_HORIZON_CLOCKID_MASK;
 	int id;
 
 	memset(s, 0, sizeof(*s));
 	s->generation = gen;
-	if (mask & PERFCLOCK_HORIZON_PERF_BIT)
-		s->perf_ns = perfclock_perf_clock_horizon(seen, gen);
+	if (mask & PERFCLOCK_HORIZON_PERF_BIT) {
+		mutex_lock(&perfclock.seen_lock);
+		s->perf_ns = perfclock_perf_clock_horizon(gen);
+		mutex_unlock(&perfclock.seen_lock);
+	}
 	for_each_set_bit(id, &ids, PERFCLOCK_HORIZON_CLOCKIDS)
 		s->clockid_ns[id] = perfclock_clockid_now(id);
 	s->clockids = mask;
@@ -670,7 +725,7 @@ static void perfclock_horizon_work_fn(struct work_struct *work)
 			perfclock.pending[n++] = perfclock.pending[i];
 	perfclock.npending = n;
 
-	perfclock_horizon_read(&s, PERFCLOCK_HORIZON_ALL, gen, true);
+	perfclock_horizon_read(&s, PERFCLOCK_HORIZON_ALL, gen);
 	idle_ns = (u64)READ_ONCE(horizon_gp_idle_ms) * NSEC_PER_MSEC;
 	if (READ_ONCE(horizon_expedited)) {
 		s.cookie = start_poll_synchronize_rcu_expedited();
@@ -1183,13 +1238,14 @@ static long perfclock_ioctl_get_horizon(struct perfclock_horizon __user *uh)
 		/* No perf_clock() horizon while a switch is pending. */
 		while ((mask & PERFCLOCK_HORIZON_PERF_BIT) &&
 		       perfclock_switch_wait())
+			/* Nothing done yet: a handled signal restarts the call. */
 			if (msleep_interruptible(jiffies_to_msecs(1)))
-				return -EINTR;
+				return -ERESTARTSYS;
 		raw_spin_lock_irqsave(&perfclock.lock, flags);
 		gen = perfclock.generation;
 		raw_spin_unlock_irqrestore(&perfclock.lock, flags);
 
-		perfclock_horizon_read(&s, mask, gen, false);
+		perfclock_horizon_read(&s, mask, gen);
 		/*
 		 * No smp_mb() here: synchronize_rcu*() orders the caller's
 		 * earlier accesses before the grace period itself (the
@@ -1341,6 +1397,7 @@ static int __init perfclock_init(void)
 
 	raw_spin_lock_init(&perfclock.lock);
 	mutex_init(&perfclock.mutex);
+	mutex_init(&perfclock.seen_lock);
 	INIT_WORK(&perfclock.revalidate_work, perfclock_revalidate_work);
 	INIT_WORK(&perfclock.horizon_work, perfclock_horizon_work_fn);
 	perfclock.period = ns_to_ktime((u64)update_period_us * NSEC_PER_USEC);
@@ -1348,6 +1405,7 @@ static int __init perfclock_init(void)
 	perfclock.generation = 1;
 	perfclock.offs_real = ktime_mono_to_any(0, TK_OFFS_REAL);
 	perfclock.offs_tai = ktime_mono_to_any(0, TK_OFFS_TAI);
+	perfclock.set_seq = perfclock_clock_set_seq();
 #ifdef CONFIG_X86_TSC
 	/*
 	 * Already unstable at load: sched_clock has switched, or never was

@@ -101,8 +101,8 @@
  *       The scheduler couples clocks the same way whenever it reads a
  *       remote runqueue's clock (kernel/sched/core.c:update_rq_clock()).
  *       No skew estimate enters: a CPU whose tick is held off is pulled
- *       forward, not waited for. The page's read may take, for a CPU,
- *       the value it last read there (module/perfclock.c:
+ *       forward, not waited for. A read (the page's or GET_HORIZON's)
+ *       may take, for a CPU, the value last read there (module/perfclock.c:
  *       perfclock_perf_clock_horizon(), horizon_skip_us): that CPU's
  *       clock is still at least that value, since neither function
  *       lowers a clock; only __sched_clock_work() does (Generations).
@@ -114,7 +114,9 @@
  *       REALTIME ktime_get_real_ns(), BOOTTIME ktime_get_boottime_ns(),
  *       TAI ktime_get_clocktai_ns(), each one clock for all CPUs,
  *       except across an NTP mult change (Not covered: the NTP slope
- *       term; MONOTONIC_RAW has none).
+ *       term; MONOTONIC_RAW has none). Read in the kernel, as perf's
+ *       stamps are: a time namespace's offset (kernel/time/namespace.c)
+ *       is in neither.
  *
  * Not covered:
  *  - PERF_RECORD_READ (events with inherit_stat, at child exit):
@@ -177,6 +179,12 @@
  *    the step below it. Nothing in the kernel notifies a module of either
  *    step as it happens.
  *  - sched_clock turning unstable is detected on x86 only (below).
+ *  - ... and not in a guest whose sched_clock is native (a KVM guest
+ *    booted with no-kvmclock, ACRN, Jailhouse): mark_tsc_unstable()
+ *    clears sched_clock_stable there, but module/perfclock.c:
+ *    perfclock_native_sched_clock() is false under every hypervisor,
+ *    so no generation starts at the reset. Flagged:
+ *    PERFCLOCK_INFO_SCHED_CLOCK_PARAVIRT is set in every guest.
  *  - A module loaded after the TSC was marked unstable at run time but
  *    before kernel/sched/clock.c:__sched_clock_work() has reset the
  *    clocks (the work is queued at the mark and runs when a worker
@@ -261,7 +269,10 @@
  *    arch/x86/kernel/tsc.c:mark_tsc_unstable() -> kernel/sched/clock.c:
  *    clear_sched_clock_stable() -> __sched_clock_work(), which resets
  *    every CPU's clock from the GTOD and can move it back by however far
- *    the GTOD fell behind the TSC since boot. The module bumps when it
+ *    the GTOD fell behind the TSC since boot, plus the time its two
+ *    printk()s take (the clocks are reset before them and the stable
+ *    branch turned off after: meanwhile local_clock() runs on from the
+ *    TSC, then restarts at the reset value). The module bumps when it
  *    sees check_tsc_unstable(), then hands out no perf_clock() horizon
  *    until it has seen the reset done (module/perfclock.c:
  *    perfclock_sched_clock_reset_seen()).
@@ -435,7 +446,8 @@ struct perfclock_horizon {
 #define PERFCLOCK_PAGE_HORIZON_VALID		0x00000004U
 
 /*
- * The clock page. Little-endian host layout, fixed offsets; new fields
+ * The clock page. Host-endian (the writer's byte order: the page is
+ * only ever read on the machine that writes it), fixed offsets; new fields
  * only ever take the place of reserved space, and the size is one page
  * whatever PAGE_SIZE is
  * (the struct itself is 4096 bytes; map perfclock_info::page_size bytes).

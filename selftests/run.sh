@@ -100,6 +100,8 @@ log_clean "the grace-period policy test"
 # Horizon generations: a REALTIME set back (both regimes), then, in the
 # stable regime, sched_clock turned unstable by perfclock_mark_tsc_unstable.ko.
 # The kernel's own lines about the TSC it was told to give up on are expected.
+echo "# === perfclock_clock_set_test"
+./perfclock_clock_set_test || rc=1
 echo "# === perfclock_generation_test"
 PERFCLOCK_MARK_KO=/payload/perfclock_mark_tsc_unstable.ko ./perfclock_generation_test || rc=1
 echo "# === kernel"

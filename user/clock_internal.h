@@ -91,7 +91,17 @@ struct perfclock {
 	 */
 	int pc_mode;
 	uint32_t pc_gen_first;
+	/* Every open clock, for fork() (fork_guard.c). */
+	struct perfclock *fork_next, *fork_prev;
 };
+
+/*
+ * fork_guard.c: hz_lock and set_lock (if set_tfd >= 0) are taken around
+ * every fork(), so that no child gets a copy locked by a thread it does
+ * not have. Add once both are initialized; delete before destroying them.
+ */
+void perfclock__fork_guard_add(struct perfclock *clk);
+void perfclock__fork_guard_del(struct perfclock *clk);
 
 /* PERFCLOCK_IOC_GET_INFO into *info: 0 or -errno (libperfclock.c). */
 int perfclock__get_info(int fd, struct perfclock_info *info);

@@ -21,6 +21,7 @@
 #include "internal.h"
 #include "clock_internal.h"
 #include "clock_read.h"
+#include "timens.h"
 #include "horizon_internal.h"
 
 /*
@@ -98,7 +99,8 @@ int perfclock__clockid_read(clockid_t id, uint64_t *ns)
 	if (clock_gettime(id, &ts))
 		return -errno;
 	*ns = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-	return 0;
+	/* In the stamps' clock: a time namespace's offset off (timens.h). */
+	return perfclock__timens_to_host(id, ns);
 }
 
 PERFCLOCK_API int perfclock_read_ioctl(struct perfclock *clk, uint64_t *ns)

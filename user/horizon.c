@@ -83,10 +83,13 @@ void perfclock__horizon_choose(struct perfclock *clk)
 	clk->hz_opened = clk->hz;
 	perfclock__estimate_follow_sets(clk);
 	perfclock__horizon_percpu_choose(clk);
+	perfclock__fork_guard_add(clk);
 }
 
 void perfclock__horizon_release(struct perfclock *clk)
 {
+	if (clk->hz_opened)
+		perfclock__fork_guard_del(clk);
 	if (clk->hz_opened && clk->hz_opened->close)
 		clk->hz_opened->close(clk);
 	if (clk->hz_opened) {

@@ -7,13 +7,31 @@
  * each a synchronize_rcu(); why that is exact, and why two: MEMBARRIER
  * HORIZON in libperfclock.h.
  *
- * A helper thread keeps it fresh so that perfclock_horizon() never
- * blocks: it reads the clock, makes the barrier, and publishes the read
- * taken one barrier earlier (which now has two barriers after it), at
- * most once per PERFCLOCK_MB_PERIOD_NS. Shared state is atomics only (no
- * lock a fork() could copy while held). After fork() the child has no
- * helper thread: pthread_atfork() bumps a generation, and the next
- * horizon in the child starts a new one.
+ * A helper thread keeps it fresh so that perfclock_horizon() need not
+ * block: it reads the clock, makes the barrier, and publishes the read
+ * taken one barrier earlier (which now has two barriers after it).
+ *
+ * PACING: each barrier is a grace period the machine runs for us (on a
+ * kernel booted with rcupdate.rcu_expedited=1, as this project's host
+ * is, an expedited one: an IPI to every busy CPU). User space cannot
+ * poll the grace periods the system runs anyway (the module does:
+ * get_state_synchronize_rcu()), so the helper bounds the ones it forces:
+ *  - a barrier starts at most every PERFCLOCK_MB_MIN_INTERVAL_NS, and
+ *    never sooner than twice the last barrier's wait after the last
+ *    start, so a barrier of ours is in flight at most half the time (it
+ *    used to be one per millisecond, back to back: every grace period
+ *    of an idle machine was ours);
+ *  - no barrier at all once nobody has asked for a horizon for
+ *    PERFCLOCK_MB_IDLE_NS: the thread sleeps on a futex, and the next
+ *    perfclock_mb__horizon() wakes it and, the newest horizon being
+ *    that old, proves one on its own thread as the first call does.
+ * What it costs in horizon age: docs/horizon-cost.md, "The library's
+ * helper".
+ *
+ * Shared state is atomics only (no lock a fork() could copy while
+ * held). After fork() the child has no helper thread: pthread_atfork()
+ * bumps a generation, and the next horizon in the child starts a new
+ * one.
  *
  * The engine (perfclock_mb__*, horizon_membarrier.h) knows nothing of
  * struct perfclock; the backend at the end of this file plugs it into
@@ -23,17 +41,23 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <linux/futex.h>
 #include <linux/membarrier.h>
+#include <linux/perf_event.h>
 
 #include "horizon_internal.h"
 #include "horizon_membarrier.h"
+#include "timens.h"
 
-/* The helper thread starts a barrier at most this often. */
-#define PERFCLOCK_MB_PERIOD_NS	1000000ULL	/* 1 ms */
+/* PACING above: at most this often, at most half the time in a barrier. */
+#define PERFCLOCK_MB_MIN_INTERVAL_NS	10000000ULL	/* 10 ms */
+/* PACING above: no horizon asked for this long, no barrier. */
+#define PERFCLOCK_MB_IDLE_NS		1000000000ULL	/* 1 s */
 
 enum { MB_STOPPED, MB_STARTING, MB_RUNNING };
 
@@ -51,7 +75,23 @@ struct perfclock_mb {
 	int stop;
 	int err;			/* the thread's -errno, sticky */
 	uint64_t latest;		/* newest proven horizon, 0: none */
-	uint64_t barriers, proven, last_wait_ns, max_wait_ns;
+	uint64_t barriers, proven, last_wait_ns, max_wait_ns, parks;
+	/*
+	 * PACING: when a horizon was last asked for (mono_ns()), and the
+	 * futex word the idle thread sleeps on (1 while it does).
+	 */
+	uint64_t last_ask;
+	int parked;
+	/*
+	 * The clock restarted (perfclock_mb_read_fn returned
+	 * PERFCLOCK_MB_RESTARTED) this many times; horizons of an earlier
+	 * count may be above later stamps. The backend's snapshot of the
+	 * perf page's conversion, to tell (thread and sync: under no lock,
+	 * written by the reader that saw it).
+	 */
+	uint32_t restarts;
+	uint64_t page_zero;
+	uint32_t page_mult, page_shift;
 };
 
 static int test_mode;			/* enum perfclock_mb_test_mode */
@@ -142,19 +182,76 @@ static void fail(struct perfclock_mb *mb, int err)
 				    __ATOMIC_RELAXED);
 }
 
+/*
+ * The clock restarted: drop the newest horizon, then count the restart
+ * (a horizon() that read the old count with the old horizon reports it
+ * in the old generation, which the restart voids).
+ */
+static void restart(struct perfclock_mb *mb)
+{
+	__atomic_store_n(&mb->latest, 0, __ATOMIC_RELEASE);
+	__atomic_add_fetch(&mb->restarts, 1, __ATOMIC_RELEASE);
+}
+
+static long futex(int *word, int op, int val)
+{
+	return syscall(SYS_futex, word, op, val, NULL, NULL, 0);
+}
+
+/*
+ * Nobody asked for a horizon for PERFCLOCK_MB_IDLE_NS: sleep until
+ * someone does (wake_idle()) or the clock is closed. parked and
+ * last_ask are a store-then-load pair on each side (sequentially
+ * consistent): either the asker sees parked and wakes us, or we see its
+ * newer last_ask and do not sleep.
+ */
+static void park(struct perfclock_mb *mb)
+{
+	__atomic_store_n(&mb->parked, 1, __ATOMIC_SEQ_CST);
+	__atomic_add_fetch(&mb->parks, 1, __ATOMIC_RELAXED);
+	while (__atomic_load_n(&mb->parked, __ATOMIC_SEQ_CST) &&
+	       !__atomic_load_n(&mb->stop, __ATOMIC_SEQ_CST) &&
+	       mono_ns() - __atomic_load_n(&mb->last_ask, __ATOMIC_SEQ_CST) >
+	       PERFCLOCK_MB_IDLE_NS)
+		futex(&mb->parked, FUTEX_WAIT_PRIVATE, 1);
+	__atomic_store_n(&mb->parked, 0, __ATOMIC_SEQ_CST);
+}
+
+/* A horizon is asked for: 1 if the thread was asleep (and is woken). */
+static int wake_idle(struct perfclock_mb *mb)
+{
+	__atomic_store_n(&mb->last_ask, mono_ns(), __ATOMIC_SEQ_CST);
+	if (!__atomic_load_n(&mb->parked, __ATOMIC_SEQ_CST))
+		return 0;
+	__atomic_store_n(&mb->parked, 0, __ATOMIC_SEQ_CST);
+	futex(&mb->parked, FUTEX_WAKE_PRIVATE, 1);
+	return 1;
+}
+
 static void *mb_thread(void *arg)
 {
 	struct perfclock_mb *mb = arg;
-	uint64_t prev = 0, t, start;
+	uint64_t prev = 0, t, start, wait, gap;
 	struct timespec ts;
 	int have_prev = 0, err;
 
 	while (!__atomic_load_n(&mb->stop, __ATOMIC_RELAXED)) {
 		start = mono_ns();
+		if (start - __atomic_load_n(&mb->last_ask, __ATOMIC_SEQ_CST) >
+		    PERFCLOCK_MB_IDLE_NS) {
+			park(mb);
+			continue;
+		}
 		err = mb->read(mb->arg, &t);
 		/* A seq-counted page that stayed busy: try again next period. */
 		if (err == -EAGAIN)
 			goto next;
+		/* What was proven before may be ahead: start over. */
+		if (err == PERFCLOCK_MB_RESTARTED) {
+			restart(mb);
+			have_prev = 0;
+			err = 0;
+		}
 		if (!err)
 			err = barrier(mb);
 		if (err) {
@@ -169,10 +266,12 @@ static void *mb_thread(void *arg)
 		prev = t;
 		have_prev = 1;
 next:
-		t = mono_ns() - start;
-		if (t < PERFCLOCK_MB_PERIOD_NS) {
-			ts.tv_sec = 0;
-			ts.tv_nsec = (long)(PERFCLOCK_MB_PERIOD_NS - t);
+		wait = mono_ns() - start;
+		gap = 2 * wait > PERFCLOCK_MB_MIN_INTERVAL_NS ?
+		      2 * wait : PERFCLOCK_MB_MIN_INTERVAL_NS;
+		if (wait < gap) {
+			ts.tv_sec = (time_t)((gap - wait) / 1000000000ULL);
+			ts.tv_nsec = (long)((gap - wait) % 1000000000ULL);
 			nanosleep(&ts, NULL);
 		}
 	}
@@ -222,6 +321,8 @@ static int thread_start(struct perfclock_mb *mb)
 					 __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
 		return 0;
 	__atomic_store_n(&mb->stop, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&mb->parked, 0, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&mb->last_ask, mono_ns(), __ATOMIC_SEQ_CST);
 	err = pthread_create(&mb->thread, NULL, mb_thread, mb);
 	if (err) {
 		__atomic_store_n(&mb->run, gen << 2 | MB_STOPPED,
@@ -237,7 +338,13 @@ int perfclock_mb__sync(struct perfclock_mb *mb, uint64_t *ns)
 	uint64_t t;
 	int err;
 
+	/* A setns() before this (single-threaded) changed the offset. */
+	perfclock__timens_recheck();
 	err = mb->read(mb->arg, &t);
+	if (err == PERFCLOCK_MB_RESTARTED) {
+		restart(mb);
+		err = 0;
+	}
 	if (err)
 		return err;
 	err = barrier(mb);
@@ -250,10 +357,15 @@ int perfclock_mb__sync(struct perfclock_mb *mb, uint64_t *ns)
 	return 0;
 }
 
+uint32_t perfclock_mb__restarts(const struct perfclock_mb *mb)
+{
+	return __atomic_load_n(&mb->restarts, __ATOMIC_ACQUIRE);
+}
+
 int perfclock_mb__horizon(struct perfclock_mb *mb, uint64_t *ns)
 {
 	uint64_t h;
-	int err;
+	int err, idle;
 
 	err = __atomic_load_n(&mb->err, __ATOMIC_ACQUIRE);
 	if (err)
@@ -266,12 +378,14 @@ int perfclock_mb__horizon(struct perfclock_mb *mb, uint64_t *ns)
 		if (err)
 			return err;
 	}
+	/* Woken after an idle second: what it has is that old. */
+	idle = wake_idle(mb);
 	h = __atomic_load_n(&mb->latest, __ATOMIC_ACQUIRE);
-	if (h) {
+	if (h && !idle) {
 		*ns = h;
 		return 0;
 	}
-	/* Nothing proven yet: prove one here, once. */
+	/* Nothing proven yet, or only long ago: prove one here. */
 	return perfclock_mb__sync(mb, ns);
 }
 
@@ -283,6 +397,7 @@ void perfclock_mb__get_stats(const struct perfclock_mb *mb,
 	st->proven = __atomic_load_n(&mb->proven, __ATOMIC_RELAXED);
 	st->last_wait_ns = __atomic_load_n(&mb->last_wait_ns, __ATOMIC_RELAXED);
 	st->max_wait_ns = __atomic_load_n(&mb->max_wait_ns, __ATOMIC_RELAXED);
+	st->parks = __atomic_load_n(&mb->parks, __ATOMIC_RELAXED);
 	st->running = thread_state(mb) == MB_RUNNING;
 	st->err = __atomic_load_n(&mb->err, __ATOMIC_RELAXED);
 }
@@ -293,7 +408,9 @@ void perfclock_mb__free(struct perfclock_mb *mb)
 		return;
 	/* Only a thread of this process can be joined. */
 	if (thread_state(mb) == MB_RUNNING) {
-		__atomic_store_n(&mb->stop, 1, __ATOMIC_RELAXED);
+		__atomic_store_n(&mb->stop, 1, __ATOMIC_SEQ_CST);
+		__atomic_store_n(&mb->parked, 0, __ATOMIC_SEQ_CST);
+		futex(&mb->parked, FUTEX_WAKE_PRIVATE, 1);
 		pthread_join(mb->thread, NULL);
 	}
 	free(mb);
@@ -318,9 +435,71 @@ static int clock_eligible(const struct perfclock *clk)
 	       clk->clockid == CLOCK_BOOTTIME;
 }
 
+/*
+ * perf's page of a perf page backend is a copy, made when perf updates
+ * it (kernel/events/core.c: perf_event_update_userpage(), at event add,
+ * period, mmap and reset; arch/x86/events/core.c:
+ * arch_perf_update_userpage() fills time_zero from cyc2ns and
+ * cap_user_time_zero from sched_clock_stable()). Nothing updates it at a
+ * run-time sched_clock switch or at resume from suspend, which lowers
+ * cyc2ns_offset by the time asleep (arch/x86/kernel/tsc.c:
+ * tsc_restore_sched_clock_state()): a stale page reads ahead of the
+ * clock. So before each of its reads the helper (and a sync) refreshes
+ * the library's own dummy event's page with PERF_EVENT_IOC_RESET
+ * (_perf_event_reset() -> perf_event_update_userpage(); the dummy counts
+ * nothing), and compares the conversion with the one it last read: a
+ * change is a restart (PERFCLOCK_MB_RESTARTED: every horizon proven
+ * before may be ahead), a withdrawn cap_user_time_zero an error
+ * (-EOPNOTSUPP, for good). A caller's page (perfclock_open_perf_page())
+ * is not ours to reset: a change is seen when perf next updates it.
+ */
+static int page_params(const struct perf_event_mmap_page *pc, uint64_t *zero,
+		       uint32_t *mult, uint32_t *shift)
+{
+	const volatile struct perf_event_mmap_page *vpc = pc;
+	uint32_t seq;
+	int tries;
+
+	for (tries = 0; tries < PERFCLOCK_PAGE_MAX_RETRIES; tries++) {
+		seq = __atomic_load_n(&pc->lock, __ATOMIC_ACQUIRE);
+		*zero = vpc->time_zero;
+		*mult = vpc->time_mult;
+		*shift = vpc->time_shift;
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		if (!(seq & 1) &&
+		    __atomic_load_n(&pc->lock, __ATOMIC_RELAXED) == seq)
+			return 0;
+	}
+	return -EAGAIN;
+}
+
 static int mb_read(void *arg, uint64_t *ns)
 {
-	return perfclock_read(arg, ns);
+	struct perfclock *clk = arg;
+	struct perfclock_mb *mb = clk->hz_state;
+	uint32_t mult, shift;
+	uint64_t zero;
+	int err, changed;
+
+	if (clk->backend != PERFCLOCK_BACKEND_PERF_PAGE)
+		return perfclock_read(clk, ns);
+	if (clk->own_perf_fd >= 0 &&
+	    ioctl(clk->own_perf_fd, PERF_EVENT_IOC_RESET, 0))
+		return -errno;
+	err = page_params(clk->perf_page, &zero, &mult, &shift);
+	if (!err)
+		err = perfclock_read(clk, ns);
+	if (err)
+		return err;
+	/* Relaxed: two readers racing here at worst both see a change. */
+	changed = __atomic_load_n(&mb->page_mult, __ATOMIC_RELAXED) &&
+		  (zero != __atomic_load_n(&mb->page_zero, __ATOMIC_RELAXED) ||
+		   mult != __atomic_load_n(&mb->page_mult, __ATOMIC_RELAXED) ||
+		   shift != __atomic_load_n(&mb->page_shift, __ATOMIC_RELAXED));
+	__atomic_store_n(&mb->page_zero, zero, __ATOMIC_RELAXED);
+	__atomic_store_n(&mb->page_shift, shift, __ATOMIC_RELAXED);
+	__atomic_store_n(&mb->page_mult, mult, __ATOMIC_RELAXED);
+	return changed ? PERFCLOCK_MB_RESTARTED : 0;
 }
 
 int perfclock__horizon_membarrier_attach(struct perfclock *clk)
@@ -337,27 +516,38 @@ int perfclock__horizon_membarrier_attach(struct perfclock *clk)
 }
 
 /*
- * *gen is left as horizon.c set it: the clocks served here are one
- * clock that never steps back (REALTIME and TAI are not served), so its
- * horizons never restart. perf's page losing time_zero (sched_clock
- * turned unstable) is not a restart but an error: the read fails with
- * -EOPNOTSUPP from then on.
+ * *gen: the clocks served here are one clock that never steps back
+ * (REALTIME and TAI are not served), but perf's page can be a stale copy
+ * of it (mb_read()): each change of its conversion seen is a restart,
+ * counted on top of the generation horizon.c starts from. perf's page
+ * losing time_zero (sched_clock turned unstable) is not a restart but
+ * an error: the read fails with -EOPNOTSUPP from then on.
  */
 static int membarrier_horizon(struct perfclock *clk, uint64_t *ns,
 			      uint32_t *gen)
 {
-	(void)gen;
-	return perfclock_mb__horizon(clk->hz_state, ns);
+	uint32_t r;
+	int err;
+
+	do {
+		r = perfclock_mb__restarts(clk->hz_state);
+		err = perfclock_mb__horizon(clk->hz_state, ns);
+	} while (!err && r != perfclock_mb__restarts(clk->hz_state));
+	*gen += r;
+	return err;
 }
 
 static int membarrier_sync(struct perfclock *clk, uint32_t flags,
 			   uint64_t *ns, uint32_t *gen)
 {
-	(void)gen;
+	int err;
+
 	/* User space has no expedited grace period to ask for. */
 	if (flags & PERFCLOCK_HORIZON_SYNC_EXPEDITED)
 		return -EOPNOTSUPP;
-	return perfclock_mb__sync(clk->hz_state, ns);
+	err = perfclock_mb__sync(clk->hz_state, ns);
+	*gen += perfclock_mb__restarts(clk->hz_state);
+	return err;
 }
 
 static int membarrier_is_exact(const struct perfclock *clk)

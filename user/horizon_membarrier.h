@@ -10,7 +10,13 @@
 
 #include <stdint.h>
 
-/* Reads the clock the records are stamped in: 0 and *ns, or -errno. */
+/*
+ * Reads the clock the records are stamped in: 0 and *ns, or -errno; or
+ * PERFCLOCK_MB_RESTARTED and *ns: a good read, but the clock's values
+ * before it may have been ahead (a stale perf page was refreshed):
+ * every horizon proven so far is dropped and the restart counted.
+ */
+#define PERFCLOCK_MB_RESTARTED	1
 typedef int (*perfclock_mb_read_fn)(void *arg, uint64_t *ns);
 
 struct perfclock_mb;
@@ -33,10 +39,15 @@ void perfclock_mb__free(struct perfclock_mb *mb);
  * The newest horizon proven by the helper thread; no system call. The
  * first call in a process (and the first after fork()) starts the
  * thread and proves one horizon on the caller's thread (blocks for two
- * grace periods, once). An error the thread met (its clock read or its
- * barrier) is returned from then on: -errno.
+ * grace periods), and so does the first call after a second in which
+ * nobody asked (the thread slept: PACING in horizon_membarrier.c). An
+ * error the thread met (its clock read or its barrier) is returned from
+ * then on: -errno.
  */
 int perfclock_mb__horizon(struct perfclock_mb *mb, uint64_t *ns);
+
+/* Restarts counted so far (PERFCLOCK_MB_RESTARTED). */
+uint32_t perfclock_mb__restarts(const struct perfclock_mb *mb);
 
 /* A fresh horizon on the caller's thread: read, barrier, barrier. */
 int perfclock_mb__sync(struct perfclock_mb *mb, uint64_t *ns);
@@ -46,6 +57,7 @@ struct perfclock_mb_stats {
 	uint64_t proven;	/* horizons the thread published */
 	uint64_t last_wait_ns;	/* the last barrier's wait */
 	uint64_t max_wait_ns;	/* the longest barrier's wait */
+	uint64_t parks;		/* times the thread slept for want of askers */
 	int running;		/* the helper thread runs in this process */
 	int err;		/* the thread's error, 0 if none */
 };

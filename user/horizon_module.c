@@ -10,6 +10,7 @@
 #include <sys/ioctl.h>
 
 #include "horizon_internal.h"
+#include "timens.h"
 
 #define PERFCLOCK_CLOCKSOURCE \
 	"/sys/devices/system/clocksource/clocksource0/current_clocksource"
@@ -63,6 +64,12 @@ static int module_horizon(struct perfclock *clk, uint64_t *ns, uint32_t *gen)
 static int module_sync(struct perfclock *clk, uint32_t flags, uint64_t *ns,
 		       uint32_t *gen)
 {
+	/*
+	 * The horizon is read in the kernel, without a time namespace's
+	 * offset; the library's reads after a setns() need the new one.
+	 */
+	if (clk->backend == PERFCLOCK_BACKEND_CLOCKID)
+		perfclock__timens_recheck();
 	return horizon_ioctl(clk, (flags & PERFCLOCK_HORIZON_SYNC_EXPEDITED) ?
 			     PERFCLOCK_HORIZON_EXPEDITED : 0, ns, gen);
 }

@@ -41,6 +41,7 @@
 #include "clock_internal.h"
 #include "clock_read.h"
 #include "horizon_internal.h"
+#include "timens.h"
 
 enum {
 	PC_NONE = 0,
@@ -275,7 +276,8 @@ static int clockid_getcpu(struct perfclock *clk, uint64_t *ns, uint32_t *cpu)
 		return errno == ENOSYS ? -EOPNOTSUPP : -errno;
 	*ns = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 	*cpu = (uint32_t)c;
-	return 0;
+	/* The system call adds a time namespace's offset too: take it off. */
+	return perfclock__timens_to_host(clk->clockid, ns);
 }
 
 /* perf's time_zero page under its seq count `lock`, with rdtscp. */

@@ -29,6 +29,7 @@
 #include "clock_internal.h"
 #include "horizon_internal.h"
 #include "clock_read.h"
+#include "timens.h"
 
 static int clockid_supported(int clockid, clockid_t *coarse, uint32_t *flags)
 {
@@ -170,6 +171,8 @@ PERFCLOCK_API struct perfclock *perfclock_open_clockid(int clockid)
 		errno = EINVAL;
 		return NULL;
 	}
+	if (perfclock__timens_open(clockid))	/* sets errno (timens.h) */
+		return NULL;
 	/* A coarse clock the kernel refuses: use the exact one instead. */
 	if (coarse != clockid && clock_gettime(coarse, &ts))
 		coarse = clockid;

@@ -60,6 +60,10 @@ run evring "$B/test_evring"
 run tool "$B/test_tool"
 run module "$B/test_module"
 run module-checks-on-clockid "$B/test_module" clockid
+run timens "$B/test_timens"
+run fork-lock "$B/test_fork_lock"
+run membarrier-pacing "$B/test_mb_pacing"
+run perf-page-restart "$B/test_perf_page_restart"
 
 # ---- ABI ----
 soname=$(readelf -d "$B/libperfclock.so" 2>/dev/null |
