@@ -1,14 +1,17 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * demo_flush: a live tool over real per-CPU perf rings that runs five
- * flush rules side by side on the same events: libperfclock's horizon
- * ("ours") and the four older rules of the 2013 thread (demo/rules.c).
+ * demo_flush: a live tool over real per-CPU perf rings that runs six
+ * flush rules side by side on the same events: libperfclock's per-CPU
+ * horizon ("ours": H_c read on each CPU, the grace-period horizon for
+ * rings it does not cover), its grace-period horizon alone ("ours-gp")
+ * and the four older rules of the 2013 thread (demo/rules.c).
  *
  * It opens tracepoints (default sched:sched_switch and sched:sched_wakeup;
  * software context-switch events when tracefs is missing) on every online
  * CPU, one ring per CPU, and reads the rings in rounds. Each round takes
  * perfclock_horizon() and a bare clock read first, then drains every
- * ring, pushing every sample to five ordered queues, one per rule, so all
+ * ring (each CPU's from that CPU, after reading its H_c there), pushing
+ * every sample to six ordered queues, one per rule, so all
  * rules see identical input in one run; then each rule's limit is
  * computed and its queue flushed below it (perfclock_queue_flush_until()).
  * Ours runs with the library's defaults: nothing to tune. At the end it
@@ -42,8 +45,9 @@ static void usage(FILE *f)
 "usage: demo_flush [options] [-- COMMAND [ARG...]]\n"
 "\n"
 "Trace every online CPU through one perf ring per CPU, read the rings in\n"
-"rounds, and run the flush rules (ours, ahern, perf-old, schuchart,\n"
-"kvm-live) side by side on the same events.\n"
+"rounds, and run the flush rules (ours, ours-gp, ahern, perf-old,\n"
+"schuchart, kvm-live) side by side on the same events. Ours reads each\n"
+"CPU's horizon on that CPU (the reader visits the CPUs every round).\n"
 "\n"
 "  -c, --clock NAME     perfclock (default: /dev/perfclock, the clock perf\n"
 "                       stamps with) or monotonic (events opened with\n"
