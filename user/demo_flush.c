@@ -83,6 +83,9 @@ static void usage(FILE *f)
 "                       anonymous page (mmap), or renames its thread (comm)\n"
 "      --reverse        read the rings from the last CPU to the first\n"
 "      --yield          sched_yield() between rings\n"
+"      --no-visit       the reader stays where it is: ours keeps the grace-\n"
+"                       period horizon on every ring (to measure what visiting\n"
+"                       the CPUs costs)\n"
 "  -p, --print          print our rule's ordered events like perf script\n"
 "  -j, --json FILE      write the summary as JSON to FILE ('-': stdout)\n"
 "      --label TEXT     a label stored in the JSON (e.g. the clock regime)\n"
@@ -126,7 +129,7 @@ static void parse_args(struct opts *opt, int argc, char **argv)
 	enum { O_SOFTWARE = 256, O_REVERSE, O_YIELD, O_LABEL,
 	       O_STATUS, O_NO_STATUS, O_DEVICE, O_MAX_PER_ROUND, O_LOAD_CPUS,
 	       O_SAMPLE, O_SAMPLE_HZ, O_SAMPLE_SHARED, O_PER_THREAD, O_MIGRATE,
-	       O_TICK_MS, O_SIDE_BAND, O_LOAD_MMAP };
+	       O_TICK_MS, O_SIDE_BAND, O_LOAD_MMAP, O_NO_VISIT };
 	static const struct option lo[] = {
 		{ "clock", required_argument, NULL, 'c' },
 		{ "device", required_argument, NULL, O_DEVICE },
@@ -153,6 +156,7 @@ static void parse_args(struct opts *opt, int argc, char **argv)
 		{ "tick-ms", required_argument, NULL, O_TICK_MS },
 		{ "side-band", no_argument, NULL, O_SIDE_BAND },
 		{ "load-side-band", required_argument, NULL, O_LOAD_MMAP },
+		{ "no-visit", no_argument, NULL, O_NO_VISIT },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -250,6 +254,9 @@ static void parse_args(struct opts *opt, int argc, char **argv)
 			break;
 		case O_SIDE_BAND:
 			opt->side_band = 1;
+			break;
+		case O_NO_VISIT:
+			opt->no_visit = 1;
 			break;
 		case O_LOAD_MMAP:
 			if (!strcmp(optarg, "mmap"))

@@ -75,6 +75,7 @@ struct opts {
 	long migrate_every;	/* load threads move CPU every N hops; 0: pinned */
 	long tick_ms;		/* a ticker on each CPU the load leaves idle */
 	int side_band;		/* mmap, comm and task records in every ring */
+	int no_visit;		/* ours keeps the grace-period horizon: no H_c */
 	int load_side_band;	/* LOAD_SB_*: each load hop maps a page, or renames itself */
 	int status;		/* 1 on, 0 off, -1 auto (stderr is a tty) */
 	char **command;
@@ -207,8 +208,10 @@ struct demo {
 	uint32_t pc_gen;
 	int have_pc_gen, pinned_cpu;
 	struct hist pc_age, gp_age;
-	/* Pin failures, H_c reads that ran on another CPU, restarts. */
-	uint64_t pc_pin_failed, pc_restarts, pc_wrong_cpu;
+	/* Pins (migrations), pin failures, H_c reads on another CPU, restarts. */
+	uint64_t pc_pins, pc_pin_failed, pc_restarts, pc_wrong_cpu;
+	/* The reader thread's context switches (getrusage) over the run. */
+	long reader_nvcsw, reader_nivcsw;
 	/*
 	 * Records stamped before the previous round began, read only in
 	 * this one: they were not visible when the previous round read

@@ -216,7 +216,8 @@ static void print_percpu_line(const struct demo *d, FILE *f,
 	fprintf(f, "  per-CPU horizon (ours): %s; %d rings had their own H_c, "
 		"%d the grace-period horizon%s", perfclock_horizon_cpu_name(ci),
 		own, gp, d->opt.per_thread ? " (one ring per task, written from "
-		"several CPUs: the fallback)" : !d->percpu ? " (no H_c for this clock)" : "");
+		"several CPUs: the fallback)" : d->opt.no_visit ? " (--no-visit)" :
+		!d->percpu ? " (no H_c for this clock)" : "");
 	if (mixed)
 		fprintf(f, ", %d some of each", mixed);
 	fprintf(f, "; age at the flush p50 %s, p99 %s (ours-gp's: p50 %s, p99 %s)",

@@ -17,6 +17,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 
@@ -123,6 +124,7 @@ static int pin_to(struct demo *d, int cpu)
 	if (sched_setaffinity(0, sizeof(set), &set))
 		return -errno;
 	d->pinned_cpu = cpu;
+	d->pc_pins++;
 	return 0;
 }
 
@@ -382,6 +384,7 @@ int demo_run(struct demo *d)
 	uint64_t t0, t_end = 0, last_status;
 	uint64_t st_samples = 0, st_rounds = 0;
 	pid_t child = -1;
+	struct rusage ru;
 	int i, child_status = 0, rc = 0;
 
 	demo_set_enabled(d, 1);
@@ -422,6 +425,10 @@ int demo_run(struct demo *d)
 	}
 	if (d->opt.status && d->tty_status)
 		fputs("\r\033[K", stderr);
+	if (!getrusage(RUSAGE_THREAD, &ru)) {
+		d->reader_nvcsw = ru.ru_nvcsw;
+		d->reader_nivcsw = ru.ru_nivcsw;
+	}
 
 	/* Stop the producers, then drain what they left and flush it all. */
 	d->hops = load_stop(d->load);

@@ -491,7 +491,8 @@ void demo_setup(struct demo *d)
 	 * rings are per CPU; a task's ring is written from several CPUs
 	 * and keeps the grace-period horizon (rounds.c: ring_horizon()).
 	 */
-	d->percpu = (ci.flags & PERFCLOCK_CLOCK_HORIZON_PERCPU) && !d->opt.per_thread;
+	d->percpu = (ci.flags & PERFCLOCK_CLOCK_HORIZON_PERCPU) && !d->opt.per_thread &&
+		    !d->opt.no_visit;
 	d->pinned_cpu = -1;
 	pick_events(d);
 	d->ncpus = online_cpus(&d->cpus);
