@@ -39,6 +39,9 @@ struct perfclock_evring {
 	uint32_t nr_attrs;
 	uint32_t nr;		/* rings (CPUs) */
 	struct evring_cpu *c;
+	/* As opened (perfclock_evring__opened_as(): the threaded reader). */
+	int32_t pid;
+	struct perf_event_attr *attrs;
 };
 
 PERFCLOCK_API void
@@ -143,6 +146,7 @@ PERFCLOCK_API void perfclock_evring_close(struct perfclock_evring *er)
 	for (i = 0; i < er->nr; i++)
 		cpu_close(&er->c[i], er->nr_attrs);
 	free(er->c);
+	free(er->attrs);
 	free(er);
 }
 
@@ -224,6 +228,7 @@ perfclock_evring_open(const struct perfclock *clk,
 		goto out;
 	}
 	er->nr_attrs = cfg->nr_attrs;
+	er->pid = cfg->pid;
 	for (k = 0; k < cfg->nr_attrs; k++) {
 		attrs[k] = cfg->attrs[k];
 		attrs[k].size = sizeof(attrs[k]);
@@ -261,7 +266,10 @@ perfclock_evring_open(const struct perfclock *clk,
 		err = -ENODEV;
 out:
 	free(cpus);
-	free(attrs);
+	if (er && !err)
+		er->attrs = attrs;
+	else
+		free(attrs);
 	if (err) {
 		perfclock_evring_close(er);
 		errno = -err;
@@ -338,4 +346,13 @@ PERFCLOCK_API int perfclock_evring_pollfds(const struct perfclock_evring *er,
 		fds[i].revents = 0;
 	}
 	return (int)er->nr;
+}
+
+const struct perf_event_attr *
+perfclock_evring__opened_as(const struct perfclock_evring *er,
+			    uint32_t *nr_attrs, int *pid)
+{
+	*nr_attrs = er->nr_attrs;
+	*pid = er->pid;
+	return er->attrs;
 }

@@ -3,6 +3,8 @@
 #ifndef PERFCLOCK_INTERNAL_H
 #define PERFCLOCK_INTERNAL_H
 
+#include <stdint.h>
+
 /* Everything is built -fvisibility=hidden; this marks the exported API. */
 #define PERFCLOCK_API __attribute__((visibility("default")))
 
@@ -16,5 +18,22 @@ struct perf_event_attr;
 int perfclock__attr_hw_time(const struct perf_event_attr *attr,
 			    const char *devices);
 #define PERFCLOCK_PMU_DEVICES	"/sys/bus/event_source/devices"
+
+/*
+ * evring.c: the attrs (as filled, nr_attrs of them) and the pid the
+ * rings were opened with; for the threaded reader, which decides from
+ * them which rings its per-CPU horizon covers.
+ */
+struct perfclock_evring;
+const struct perf_event_attr *
+perfclock_evring__opened_as(const struct perfclock_evring *er,
+			    uint32_t *nr_attrs, int *pid);
+
+/*
+ * evring_reader.c, test only: each reader thread reads its H_c on the
+ * NEXT ring's CPU and takes it for its own ring's (the broken reader the
+ * real-load test must catch). Process-wide; never set by the library.
+ */
+void perfclock_reader__test_wrong_cpu(int on);
 
 #endif /* PERFCLOCK_INTERNAL_H */

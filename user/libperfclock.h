@@ -73,6 +73,9 @@
  *     CLOCK_TAI, which step when set; perf_clock() on an unstable
  *     sched_clock without the module, which only the module can read on
  *     every CPU).
+ * Beside it, for per-CPU rings: the per-CPU horizon H_c of
+ * perfclock_horizon_cpu() (PER-CPU HORIZON below), exact with no grace
+ * period, and the threaded reader built on it (perfclock_reader.h).
  * perfclock_open(NULL) without the module reads the same clock through
  * perf's page of a dummy event of its own, where the kernel offers
  * time_zero (backend PERFCLOCK_BACKEND_PERF_PAGE, membarrier's horizon);
@@ -557,10 +560,15 @@ const char *perfclock_horizon_name(const struct perfclock_clock_info *info);
  * A single-threaded tool keeps perfclock_horizon() and its round
  * pattern: nothing changes for it. To use H_c instead it can visit the
  * CPUs: for each CPU c, sched_setaffinity() to {c}, perfclock_horizon_cpu()
- * (check *cpu == c), drain ring c, and flush at the minimum of the H_c
- * whose drain completed; one migration per CPU per round. The threaded
- * reader (perfclock_reader_start()) does the same with one pinned thread
- * per CPU, which never migrates.
+ * (check *cpu == c, else keep c's last H_c), drain ring c, and flush at
+ * the minimum of the H_c whose drain completed; one migration per CPU
+ * per round. The threaded reader (perfclock_reader.h: one pinned thread
+ * per CPU, the caller's thread merging) does that without migrating,
+ * and falls back per ring where H_c does not apply.
+ *
+ * DEFAULTS. Nothing here changes perfclock_horizon(): a tool gets H_c by
+ * asking for it, or by using the threaded reader, whose default is H_c
+ * for every ring it covers and perfclock_horizon() for the others.
  */
 
 /*

@@ -181,6 +181,9 @@ if command -v "$CLANG" >/dev/null 2>&1 &&
 	# TSAN exits 66 when it reported a race (its default exitcode).
 	run "tsan (status 66: a data race reported)" env TSAN_OPTIONS="halt_on_error=1 exitcode=66" \
 		"$B/san/test_horizon_tsan"
+	run "tsan: the threaded reader's hand-off on real rings (status 66: a race)" \
+		env TSAN_OPTIONS="halt_on_error=1 exitcode=66" PERFCLOCK_TEST_LOAD_MS=300 \
+		"$B/san/test_reader_tsan"
 	mkdir -p "$B/fuzz-corpus"
 	if "$B/fuzz_ring" -max_total_time="$FUZZ_SECONDS" -rss_limit_mb=1024 \
 	   -print_final_stats=1 -artifact_prefix="$B/" "$B/fuzz-corpus" > "$log" 2>&1; then

@@ -1,0 +1,516 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * libperfclock: the threaded reader (perfclock_reader.h). Reader threads,
+ * each pinned to its CPU, read H_c and drain that CPU's ring; the
+ * caller's thread merges (reader_merge.c). This file: the threads, and
+ * start/stop.
+ *
+ * THE HAND-OFF. Each thread owns a batch it copies records into; at the
+ * end of a round it takes th->lock, appends the batch to th->full and
+ * stores the round's horizon in th->h, and unlocks. The merger takes
+ * th->lock, takes th->h and the whole th->full list together, and
+ * unlocks. Unlock is a release and lock an acquire (POSIX 4.12), so the
+ * merger sees the batch bytes; and every record of the thread's rings
+ * stamped below th->h is in a batch appended at or before th->h was
+ * stored (the round read the horizon before draining), hence in the list
+ * the merger took with it. The global limit is the minimum over threads
+ * of what each gave: a record below it is in the merger's hands.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <linux/perf_event.h>
+
+#include "libperfclock.h"
+#include "perfclock_reader.h"
+#include "internal.h"
+#include "reader_internal.h"
+
+/* A thread gives up H_c for a ring after this many reads off its CPU. */
+#define MISMATCH_FALLBACK	3
+#define EAGAIN_TRIES		3
+
+static int test_wrong_cpu;
+
+void perfclock_reader__test_wrong_cpu(int on)
+{
+	__atomic_store_n(&test_wrong_cpu, on, __ATOMIC_RELAXED);
+}
+
+static int pin(int cpu)
+{
+	cpu_set_t set;
+
+	if (cpu < 0 || cpu >= CPU_SETSIZE)
+		return -EINVAL;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return sched_setaffinity(0, sizeof(set), &set) ? -errno : 0;
+}
+
+static void fall_back(struct reader_thread *th, struct reader_ring *rr)
+{
+	pthread_mutex_lock(&th->lock);
+	rr->shared.horizon = th->r->other_kind;
+	rr->shared.fallbacks = 1;
+	pthread_mutex_unlock(&th->lock);
+	rr->kind = th->r->other_kind;
+}
+
+/*
+ * The neighbour CPU of a ring, for the test-only wrong-CPU reader: the
+ * next ring's CPU (the rings are the online CPUs in order).
+ */
+static int neighbour_cpu(const struct perfclock_reader *r, int idx)
+{
+	return r->ring[(idx + 1) % r->nr_rings].cpu;
+}
+
+/*
+ * H_c for ring rr: 0 and *h, *gen; 1: no horizon this round (hold the
+ * last one: the read could not be tied to the ring's CPU); 2: the ring
+ * fell back to perfclock_horizon() for good; -errno: an error.
+ */
+static int percpu_read(struct reader_thread *th, struct reader_ring *rr,
+		       uint64_t *h, uint32_t *gen)
+{
+	struct perfclock_reader *r = th->r;
+	int wrong = __atomic_load_n(&test_wrong_cpu, __ATOMIC_RELAXED);
+	int want = wrong ? neighbour_cpu(r, rr->idx) : rr->cpu;
+	uint32_t cpu = 0;
+	int tries, err = 0;
+
+	/* A thread of one CPU was pinned at start; others visit. */
+	if ((th->nr > 1 || wrong) && pin(want)) {
+		fall_back(th, rr);
+		return 2;
+	}
+	for (tries = 0; tries < EAGAIN_TRIES; tries++) {
+		err = perfclock_horizon_cpu_gen(r->clk, h, &cpu, gen);
+		if (err != -EAGAIN)
+			break;
+		__atomic_add_fetch(&r->eagain, 1, __ATOMIC_RELAXED);
+	}
+	if (err == -EAGAIN)
+		return 1;
+	if (err)
+		return err;
+	if (cpu != (uint32_t)want) {
+		/* Not on its CPU: hotplug or a cpuset moved the thread. */
+		if (++rr->mismatch >= MISMATCH_FALLBACK) {
+			fall_back(th, rr);
+			return 2;
+		}
+		return 1;
+	}
+	rr->mismatch = 0;
+	return 0;
+}
+
+/* Copy one record into the thread's batch: 0 or -ENOMEM. */
+static int batch_add(struct reader_batch *b, uint32_t ring,
+		     const struct perfclock_record *rec)
+{
+	size_t need = sizeof(struct reader_entry) + ((rec->size + 7u) & ~7u);
+	struct reader_entry *e;
+
+	if (b->len + need > b->cap) {
+		size_t cap = b->cap ? b->cap : 65536;
+		unsigned char *p;
+
+		while (cap < b->len + need)
+			cap *= 2;
+		p = realloc(b->buf, cap);
+		if (!p)
+			return -ENOMEM;
+		b->buf = p;
+		b->cap = cap;
+	}
+	e = (struct reader_entry *)(b->buf + b->len);
+	e->time = rec->time;
+	e->ring = ring;
+	e->size = rec->size;
+	e->flags = (rec->flags & PERFCLOCK_RECORD_HAS_TIME) ? 0 :
+		   PERFCLOCK_EVENT_UNTIMED;
+	e->pad = 0;
+	memcpy(e + 1, rec->data, rec->size);
+	b->len += need;
+	return 0;
+}
+
+/*
+ * Drain ring rr completely into b: 0 or -ENOMEM. PERF_RECORD_LOST and
+ * _LOST_SAMPLES are counted by the ring (perfclock_ring_get_stats()),
+ * not copied. A corrupt ring is reset and counted.
+ */
+int perfclock_reader__drain(struct reader_ring *rr, struct reader_batch *b,
+			    uint64_t *errors)
+{
+	struct perfclock_record rec;
+	int64_t n;
+	int ret, err = 0;
+
+	n = perfclock_ring_read_begin(rr->ring);
+	if (n < 0) {
+		perfclock_ring_reset(rr->ring);
+		(*errors)++;
+		return 0;
+	}
+	while ((ret = perfclock_ring_read_event(rr->ring, &rec)) == 1) {
+		if (rec.type == PERF_RECORD_LOST ||
+		    rec.type == PERF_RECORD_LOST_SAMPLES)
+			continue;
+		err = batch_add(b, (uint32_t)rr->idx, &rec);
+		if (err)
+			break;
+	}
+	perfclock_ring_read_end(rr->ring);
+	if (ret < 0) {
+		perfclock_ring_reset(rr->ring);
+		(*errors)++;
+	}
+	return err;
+}
+
+/* Hand the batch and the round's horizon over (THE HAND-OFF above). */
+static void handoff(struct reader_thread *th, int have_h, uint64_t h,
+		    uint32_t gen, int err)
+{
+	struct perfclock_reader *r = th->r;
+	struct perfclock_ring_stats rs;
+	struct reader_batch *b = th->cur;
+	int i;
+
+	pthread_mutex_lock(&th->lock);
+	if (b->len) {
+		b->next = NULL;
+		*th->full_tail = b;
+		th->full_tail = &b->next;
+		th->cur = th->free;
+		if (th->cur) {
+			th->free = th->cur->next;
+			th->cur->next = NULL;
+		}
+	}
+	if (have_h && (!th->has_h || gen != th->gen || h > th->h)) {
+		th->h = h;
+		th->gen = gen;
+		th->has_h = 1;
+		th->hseq++;
+	}
+	if (err && !th->err)
+		th->err = err;
+	for (i = 0; i < th->nr; i++) {
+		struct reader_ring *rr = th->rings[i];
+
+		perfclock_ring_get_stats(rr->ring, &rs);
+		rr->shared.lost_records = rs.lost_records;
+		rr->shared.lost = rs.lost;
+		rr->shared.lost_samples = rs.lost_samples;
+		rr->shared.errors = rr->errors;
+	}
+	pthread_mutex_unlock(&th->lock);
+	/* None free: a new one now, or at the next round (round_once()). */
+	if (!th->cur)
+		th->cur = calloc(1, sizeof(*th->cur));
+	if (th->cur)
+		th->cur->len = 0;
+	pthread_mutex_lock(&r->lock);
+	r->pending++;
+	pthread_cond_signal(&r->cond);
+	pthread_mutex_unlock(&r->lock);
+}
+
+/*
+ * One round: the horizons first (perfclock_horizon() once, if a ring
+ * needs it, then each ring's H_c just before its drain), then the
+ * drains, then the hand-off. A thread horizon is the minimum over its
+ * rings; a ring without one this round holds the thread's last.
+ */
+static void round_once(struct reader_thread *th)
+{
+	struct perfclock_reader *r = th->r;
+	uint64_t hmin = UINT64_MAX, h, hgp = 0;
+	uint32_t gmax = 0, gmin = UINT32_MAX, g, ggp = 0;
+	int i, ret, have = 1, gp = 0, err = 0;
+
+	if (!th->cur) {
+		th->cur = calloc(1, sizeof(*th->cur));
+		if (!th->cur)
+			return;
+	}
+	for (i = 0; i < th->nr; i++) {
+		struct reader_ring *rr = th->rings[i];
+
+		ret = 2;
+		if (rr->kind == PERFCLOCK_READER_HORIZON_PERCPU) {
+			ret = percpu_read(th, rr, &h, &g);
+			if (ret < 0) {
+				err = ret;
+				have = 0;
+			} else if (ret == 1) {
+				have = 0;
+			}
+		}
+		if (ret == 2 && !gp) {
+			/* Before this ring's drain and every later one's. */
+			ret = perfclock_horizon_gen(r->clk, &hgp, &ggp);
+			if (ret < 0) {
+				err = ret;
+				have = 0;
+			}
+			gp = 1;
+			ret = 2;
+		}
+		if (ret == 2) {
+			h = hgp;
+			g = ggp;
+		}
+		if (have) {
+			hmin = h < hmin ? h : hmin;
+			gmax = g > gmax ? g : gmax;
+			gmin = g < gmin ? g : gmin;
+		}
+		if (!err)
+			err = perfclock_reader__drain(rr, th->cur, &rr->errors);
+	}
+	/*
+	 * Horizons of two generations do not compare, and a failed drain
+	 * left records below them behind: hold this round.
+	 */
+	if (gmin != gmax || err)
+		have = 0;
+	handoff(th, have, hmin, gmax, err);
+	__atomic_add_fetch(&r->rounds, 1, __ATOMIC_RELAXED);
+}
+
+static void *thread_main(void *arg)
+{
+	struct reader_thread *th = arg;
+	struct perfclock_reader *r = th->r;
+	struct timespec ts = {
+		.tv_sec = r->period_us / 1000000u,
+		.tv_nsec = (long)(r->period_us % 1000000u) * 1000L,
+	};
+	char name[16];
+	int i, n;
+
+	/* For ps and for the tests: the thread of CPU c is pclk-rd<c>. */
+	snprintf(name, sizeof(name), "pclk-rd%d", th->rings[0]->cpu);
+	pthread_setname_np(pthread_self(), name);
+	if (th->nr == 1 && th->rings[0]->kind == PERFCLOCK_READER_HORIZON_PERCPU &&
+	    pin(th->rings[0]->cpu))
+		fall_back(th, th->rings[0]);
+	while (!__atomic_load_n(&r->stop, __ATOMIC_ACQUIRE)) {
+		round_once(th);
+		n = ppoll(th->pfd, (nfds_t)th->nr + 1, &ts, NULL);
+		if (n > 0)
+			__atomic_add_fetch(&r->wakeups, 1, __ATOMIC_RELAXED);
+		else if (n == 0)
+			__atomic_add_fetch(&r->timeouts, 1, __ATOMIC_RELAXED);
+		for (i = 0; i <= th->nr; i++)
+			th->pfd[i].revents = 0;
+	}
+	return NULL;
+}
+
+PERFCLOCK_API void
+perfclock_reader_config_init(struct perfclock_reader_config *cfg)
+{
+	if (!cfg)
+		return;
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->size = sizeof(*cfg);
+	cfg->max_threads = PERFCLOCK_READER_DEFAULT_MAX_THREADS;
+	cfg->period_us = PERFCLOCK_READER_DEFAULT_PERIOD_US;
+}
+
+/* Which horizon each ring starts with (perfclock_reader.h). */
+static int ring_kinds(struct perfclock_reader *r, struct perfclock_evring *er,
+		      uint32_t flags)
+{
+	const struct perf_event_attr *attrs;
+	struct perfclock_clock_info info;
+	int pid, i, percpu, pebs = 0, err;
+	uint32_t k, nattr;
+
+	err = perfclock_get_info(r->clk, &info);
+	if (err)
+		return err;
+	r->other_kind = (info.flags & PERFCLOCK_CLOCK_HORIZON_EXACT) ?
+			PERFCLOCK_READER_HORIZON_GRACE_PERIOD :
+			PERFCLOCK_READER_HORIZON_ESTIMATE;
+	attrs = perfclock_evring__opened_as(er, &nattr, &pid);
+	percpu = (info.flags & PERFCLOCK_CLOCK_HORIZON_PERCPU) && pid == -1 &&
+		 !(flags & PERFCLOCK_READER_GRACE_PERIOD);
+	for (k = 0; k < nattr; k++) {
+		if (attrs[k].inherit)
+			percpu = 0;
+		if (perfclock_check_attr(r->clk, &attrs[k]) == -EOPNOTSUPP)
+			pebs = 1;
+	}
+	for (i = 0; i < r->nr_rings; i++) {
+		struct reader_ring *rr = &r->ring[i];
+
+		rr->kind = percpu ? PERFCLOCK_READER_HORIZON_PERCPU :
+			   r->other_kind;
+		rr->shared.horizon = pebs ? PERFCLOCK_READER_HORIZON_ESTIMATE :
+				     (uint32_t)rr->kind;
+		rr->shared.cpu = rr->cpu;
+	}
+	return 0;
+}
+
+/* Thread t serves rings [t * n / T, (t + 1) * n / T): neighbours. */
+static int threads_make(struct perfclock_reader *r)
+{
+	int t, i, a, b;
+
+	r->th = calloc((size_t)r->nr_threads, sizeof(*r->th));
+	r->takes = calloc((size_t)r->nr_threads, sizeof(*r->takes));
+	if (!r->th || !r->takes)
+		return -ENOMEM;
+	for (t = 0; t < r->nr_threads; t++) {
+		struct reader_thread *th = &r->th[t];
+
+		a = (int)((int64_t)t * r->nr_rings / r->nr_threads);
+		b = (int)((int64_t)(t + 1) * r->nr_rings / r->nr_threads);
+		th->r = r;
+		th->nr = b - a;
+		th->full_tail = &th->full;
+		pthread_mutex_init(&th->lock, NULL);
+		th->rings = calloc((size_t)th->nr, sizeof(*th->rings));
+		th->pfd = calloc((size_t)th->nr + 1, sizeof(*th->pfd));
+		if (!th->rings || !th->pfd)
+			return -ENOMEM;
+		for (i = 0; i < th->nr; i++) {
+			th->rings[i] = &r->ring[a + i];
+			th->pfd[i].fd = r->ring[a + i].fd;
+			th->pfd[i].events = POLLIN;
+		}
+		/* The stop signal: readable once stop is set, for good. */
+		th->pfd[th->nr].fd = r->stop_fd;
+		th->pfd[th->nr].events = POLLIN;
+	}
+	return 0;
+}
+
+static int threads_start(struct perfclock_reader *r)
+{
+	sigset_t all, old;
+	int t, err = 0;
+
+	/* Signals go to the caller's threads, never to a reader. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	for (t = 0; t < r->nr_threads; t++) {
+		err = -pthread_create(&r->th[t].tid, NULL, thread_main,
+				      &r->th[t]);
+		if (err)
+			break;
+		r->started++;
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return err;
+}
+
+/* Tell every thread to stop, and join them. */
+void perfclock_reader__join(struct perfclock_reader *r)
+{
+	uint64_t one = 1;
+	int t;
+
+	__atomic_store_n(&r->stop, 1, __ATOMIC_RELEASE);
+	if (write(r->stop_fd, &one, sizeof(one)) < 0) {
+		/* Cannot fail for an eventfd below its maximum; the
+		 * threads see stop within one period anyway. */
+	}
+	for (t = 0; t < r->started; t++)
+		pthread_join(r->th[t].tid, NULL);
+	r->started = 0;
+}
+
+PERFCLOCK_API struct perfclock_reader *
+perfclock_reader_start(struct perfclock *clk, struct perfclock_evring *er,
+		       const struct perfclock_reader_config *cfg)
+{
+	struct perfclock_queue_config qc;
+	struct perfclock_reader *r;
+	int i, n, err;
+
+	if (!clk || !er || !cfg || cfg->size < sizeof(*cfg) || !cfg->deliver ||
+	    (cfg->flags & ~PERFCLOCK_READER_GRACE_PERIOD) || cfg->reserved[0] ||
+	    cfg->reserved[1] || cfg->reserved[2] || cfg->reserved[3]) {
+		errno = EINVAL;
+		return NULL;
+	}
+	n = perfclock_evring_nr_rings(er);
+	if (n <= 0) {
+		errno = EINVAL;
+		return NULL;
+	}
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return NULL;
+	r->clk = clk;
+	r->er = er;
+	r->cfg = *cfg;
+	r->pid = getpid();
+	r->stop_fd = -1;
+	r->period_us = cfg->period_us ? cfg->period_us :
+		       PERFCLOCK_READER_DEFAULT_PERIOD_US;
+	r->nr_rings = n;
+	n = (int)(cfg->max_threads ? cfg->max_threads :
+		  PERFCLOCK_READER_DEFAULT_MAX_THREADS);
+	r->nr_threads = n < r->nr_rings ? n : r->nr_rings;
+	pthread_mutex_init(&r->lock, NULL);
+	pthread_condattr_init(&r->condattr);
+	pthread_condattr_setclock(&r->condattr, CLOCK_MONOTONIC);
+	pthread_cond_init(&r->cond, &r->condattr);
+	r->ring = calloc((size_t)r->nr_rings, sizeof(*r->ring));
+	err = r->ring ? 0 : -ENOMEM;
+	for (i = 0; !err && i < r->nr_rings; i++) {
+		r->ring[i].idx = i;
+		r->ring[i].ring = perfclock_evring_ring(er, i);
+		r->ring[i].cpu = perfclock_evring_cpu(er, i);
+		r->ring[i].fd = perfclock_evring_fd(er, i, 0);
+	}
+	if (!err)
+		err = ring_kinds(r, er, cfg->flags);
+	if (!err) {
+		perfclock_queue_config_init(&qc);
+		qc.nr_sources = (uint32_t)r->nr_rings;
+		qc.deliver = cfg->deliver;
+		qc.arg = cfg->arg;
+		if (cfg->queue_mem_cap_bytes)
+			qc.mem_cap_bytes = cfg->queue_mem_cap_bytes;
+		r->q = perfclock_queue_new(&qc);
+		if (!r->q)
+			err = -errno;
+	}
+	if (!err) {
+		r->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+		if (r->stop_fd < 0)
+			err = -errno;
+	}
+	if (!err)
+		err = threads_make(r);
+	if (!err)
+		err = threads_start(r);
+	if (err) {
+		perfclock_reader__join(r);
+		perfclock_reader__release(r);
+		errno = -err;
+		return NULL;
+	}
+	return r;
+}

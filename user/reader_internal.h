@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The threaded reader's private state, shared by its two files:
+ * evring_reader.c (the reader threads, start) and reader_merge.c (the
+ * merger: deliver, stop, free, stats). Library-private; not installed.
+ */
+#ifndef PERFCLOCK_READER_INTERNAL_H
+#define PERFCLOCK_READER_INTERNAL_H
+
+#include <poll.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "libperfclock.h"
+#include "perfclock_reader.h"
+
+/* One record in a batch; its bytes follow, padded to 8. */
+struct reader_entry {
+	uint64_t time;
+	uint32_t ring;
+	uint32_t size;
+	uint32_t flags;		/* PERFCLOCK_EVENT_UNTIMED or 0 */
+	uint32_t pad;
+};
+
+struct reader_batch {
+	struct reader_batch *next;
+	size_t len, cap;
+	unsigned char *buf;
+};
+
+struct reader_ring {
+	int idx, cpu, fd;
+	struct perfclock_ring *ring;
+	/* Owned by the ring's thread (the merger's once joined). */
+	int kind;			/* enum perfclock_reader_horizon */
+	int mismatch;			/* H_c reads off its CPU, in a row */
+	uint64_t errors;
+	/*
+	 * Under the thread's lock: what the thread publishes (horizon,
+	 * fallbacks, lost, errors). records and untimed are the merger's.
+	 */
+	struct perfclock_reader_ring_stats shared;
+};
+
+struct reader_thread {
+	struct perfclock_reader *r;
+	pthread_t tid;
+	int nr;				/* rings it serves */
+	struct reader_ring **rings;
+	struct pollfd *pfd;		/* nr rings, then the stop eventfd */
+	struct reader_batch *cur;	/* being filled; the thread's */
+	/* Under lock: the hand-off (evring_reader.c, THE HAND-OFF). */
+	pthread_mutex_t lock;
+	struct reader_batch *full, **full_tail, *free;
+	int has_h;
+	uint64_t h;
+	uint32_t gen;
+	uint64_t hseq;			/* bumped with every new h */
+	int err;			/* sticky */
+	/* The merger's: the last hseq it took. */
+	uint64_t taken_seq;
+};
+
+/* What the merger took from one thread (reader_merge.c). */
+struct reader_take {
+	struct reader_batch *list;
+	int has_h;
+	uint64_t h;
+	uint32_t gen;
+};
+
+#define READER_AGE_BUCKETS	496
+
+struct perfclock_reader {
+	struct perfclock *clk;
+	struct perfclock_evring *er;
+	struct perfclock_reader_config cfg;
+	pid_t pid;			/* of the process that started it */
+	uint32_t period_us;
+	int nr_rings, nr_threads, started;
+	int other_kind;			/* GRACE_PERIOD or ESTIMATE */
+	struct reader_ring *ring;
+	struct reader_thread *th;
+	struct reader_take *takes;	/* nr_threads, the merger's */
+	struct perfclock_queue *q;
+	int stop_fd;			/* eventfd, written at stop */
+	int stop;			/* atomic */
+	int stopped;			/* the merger's: stop() done */
+	/* Wake-up of the merger: pending hand-offs, under lock. */
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	pthread_condattr_t condattr;
+	uint64_t pending;
+	/* atomics, the threads' */
+	uint64_t rounds, wakeups, timeouts, eagain;
+	/* the merger's */
+	uint64_t handoffs, delivered, limits, limit;
+	uint32_t gen;			/* of the horizons merged; 0: none */
+	int err;			/* sticky: a thread's */
+	uint64_t age_count, age_max;
+	uint64_t age_hist[READER_AGE_BUCKETS];
+};
+
+/* evring_reader.c */
+int perfclock_reader__drain(struct reader_ring *rr, struct reader_batch *b,
+			    uint64_t *errors);
+void perfclock_reader__join(struct perfclock_reader *r);
+/* reader_merge.c: free everything start() made (threads joined). */
+void perfclock_reader__release(struct perfclock_reader *r);
+
+#endif /* PERFCLOCK_READER_INTERNAL_H */
