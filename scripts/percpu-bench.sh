@@ -8,6 +8,7 @@
 #
 #   scripts/percpu-bench.sh [--host-seconds S] [--guest-seconds S]
 #                           [--guest-json DIR] [--no-guest] [--out DIR]
+#                           [--guest-scenarios LIST]
 #
 #   1. demo_flush on this machine, no module (--clock monotonic: H_c by
 #      clock_gettime + getcpu, the grace-period horizon by membarrier),
@@ -35,12 +36,14 @@ cd "$(dirname "$0")/.." || exit 1
 . scripts/vm-lib.sh
 
 host_secs=10 guest_secs=20 guest_json='' guest=1 out=build/percpu-bench
+guest_scenarios=busy,sampling,irq-mixed,quiet,per-thread
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--host-seconds)  host_secs=$2; shift 2 ;;
 	--guest-seconds) guest_secs=$2; shift 2 ;;
 	--guest-json)    guest_json=$2; shift 2 ;;
 	--no-guest)      guest=0; shift ;;
+	--guest-scenarios) guest_scenarios=$2; shift 2 ;;
 	--out)           out=$2; shift 2 ;;
 	-h|--help)       sed -n '4,/^set -uo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*)               echo "percpu-bench.sh: unknown argument $1 (see --help)" >&2; exit 64 ;;
@@ -97,9 +100,9 @@ END {
 			if (late[k, rule[i]] == 0 && held[k, rule[i]] <= 0 && (best < 0 || p99[k, rule[i]] < best)) { best = p99[k, rule[i]]; br = rule[i] }
 		hz = gpr[k] > 0 && own[k] == 0 ? " (gp: fallback)" : ""
 		printf "%-26s %9d %6d %9s %-20s %6s %12s %14s %17s %17s%s\n", label[k], ev[k], late[k, "ours"], ms(p99[k, "ours"]), \
-			best < 0 ? "none" : sprintf("%s %s", br, ms(best)), best > 0 ? sprintf("%.2fx", p99[k, "ours"] / best) : "-", \
+			(best < 0 ? "none" : sprintf("%s %s", br, ms(best))), (best > 0 ? sprintf("%.2fx", p99[k, "ours"] / best) : "-"), \
 			ms(p99[k, "ours-gp"]), sprintf("%s, %d late", ms(p99[k, "ahern"]), late[k, "ahern"]), \
-			own[k] > 0 ? sprintf("%s / %s", ms(a50[k]), ms(a99[k])) : "-", sprintf("%s / %s", ms(g50[k]), ms(g99[k])), hz
+			(own[k] > 0 ? sprintf("%s / %s", ms(a50[k]), ms(a99[k])) : "-"), sprintf("%s / %s", ms(g50[k]), ms(g99[k])), hz
 	}
 	printf "(ms; late: ours'"'"' late events (H_c); ratio: ours'"'"' hold p99 / the best other rule'"'"'s with 0 late and none held to the end, goal <= 1.0x;\n ahern: the bare clock read at the round start, no wait (the floor); ages at the flush: clock read then minus the limit)\n"
 }' "$@"
@@ -142,7 +145,7 @@ if [ $guest -eq 1 ]; then
 		echo "== per-CPU horizon in the TCG guests, with the module (summaries from $guest_json)"
 	else
 		echo "== per-CPU horizon in the TCG guests, with the module: scripts/demo.sh --guest, ${guest_secs}s per scenario and regime"
-		scripts/demo.sh --guest --scenarios busy,sampling,irq-mixed,quiet,per-thread \
+		scripts/demo.sh --guest --scenarios "$guest_scenarios" \
 			--duration "$guest_secs" --out "$out/guest" > "$out/guest.log" 2>&1 ||
 			echo "percpu-bench.sh: a guest run failed (see $out/guest.log)"
 		gfiles=("$out"/guest/stable-*.json "$out"/guest/unstable-*.json)
