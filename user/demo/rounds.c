@@ -184,6 +184,23 @@ fallback:
 	rules_ring_horizon(&d->limits, hz);
 }
 
+/*
+ * The k-th ring a round reads. With --sample a CPU has two rings
+ * (rings[c] and rings[ncpus + c]): while the reader visits the CPUs, both
+ * of a CPU's are read one after the other, one migration per CPU per
+ * round instead of two. The order is only when each ring is read; every
+ * rule still sees the same records.
+ */
+static int visit_order(const struct demo *d, int k)
+{
+	int n = d->ncpus;
+
+	if (!d->percpu || !d->opt.sample || d->opt.sample_shared ||
+	    d->nr_rings != 2 * n)
+		return k;
+	return k % 2 ? n + k / 2 : k / 2;
+}
+
 static uint64_t clock_now(struct demo *d)
 {
 	uint64_t ns;
@@ -276,7 +293,7 @@ static uint64_t do_round(struct demo *d)
 	hist_add(&d->hz_age, start > hz ? start - hz : 0);
 	rules_round_begin(&d->limits, start, hz);
 	for (k = 0; k < d->nr_rings; k++) {
-		int c = d->opt.reverse ? d->nr_rings - 1 - k : k;
+		int c = visit_order(d, d->opt.reverse ? d->nr_rings - 1 - k : k);
 		struct cpu_ring *r = &d->rings[c];
 
 		if (d->opt.yield && k)
