@@ -136,7 +136,10 @@ check_json() {
 }
 
 # jpc FILE FIELD: a field of the "percpu_horizon" line.
-jpc() { grep '^  "percpu_horizon":' "$1" | sed -n "s/.*\"$2\": \"\{0,1\}\([^,\"]*\).*/\1/p"; }
+jpc() {
+	grep '^  "percpu_horizon":' "$1" |
+		sed -n -e "s/.*\"$2\": \"\([^\"]*\)\".*/\1/p" -e t -e "s/.*\"$2\": \([0-9a-z]*\).*/\1/p"
+}
 
 # check_percpu FILE WHERE: ours used the per-CPU horizon H_c on every
 # CPU's ring, every round (a clock that offers it: every clock these runs
