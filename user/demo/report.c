@@ -264,6 +264,9 @@ static void print_verdict(const struct demo *d, FILE *f)
 		!own && !mixed ? "no H_c (every ring kept the grace-period horizon)" :
 		"H_c where it could (some rings kept the grace-period horizon)",
 		late, a);
+	/* A reader that falls behind its rings makes every rule hold some. */
+	if (ours->held_to_end)
+		fprintf(f, " (it too held %" PRIu64 " to the end)", ours->held_to_end);
 	if (best >= 0)
 		fprintf(f, " against %s's %s (%.2fx), the best other rule never "
 			"late and holding nothing to the end",
