@@ -18,7 +18,13 @@
 #      16 boots on this 2-core host, on top of ~12 min for parts 1-2),
 #      then the targets of issues 10 and 18 per run, each PASS or MISS
 #      (scripts/demo-report.sh --targets), and a plot
-#      (build/bench-demo/demo.png).
+#      (build/bench-demo/demo.png);
+#   4. the per-CPU horizon H_c (scripts/percpu-bench.sh, issue 25): ours'
+#      hold p99 against the best safe rule and H_c's age against the
+#      grace-period horizon's, from part 3's guest summaries and from
+#      demo_flush runs on the host without the module (~2.5 min), and the
+#      threaded reader's events/s with 0 lost and its context switches
+#      per reader thread count (~1 min).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 . scripts/vm-lib.sh
@@ -71,4 +77,6 @@ bench/perf-ordered-events/run.sh || rc=1
 echo "== the live demo: every scenario, both regimes"
 rm -rf build/bench-demo
 scripts/demo-bench.sh --out build/bench-demo || rc=1
+echo "== the per-CPU horizon (host without the module, the guests of part 3, the threaded reader)"
+scripts/percpu-bench.sh --guest-json build/bench-demo || rc=1
 exit $rc

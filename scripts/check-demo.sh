@@ -9,8 +9,11 @@
 #
 #   host    a short run on this machine with --clock monotonic (events
 #           opened with use_clockid, no module): its --json and --print
-#           output are checked (ordered output, our rule never late with
-#           the library's defaults (an estimated horizon here: no module),
+#           output are checked (ordered output, our rules never late with
+#           the library's defaults: ours, the per-CPU horizon H_c read on
+#           each CPU's own ring, and ours-gp, the grace-period horizon
+#           (membarrier here: no module); ours read H_c on every CPU's
+#           ring, and on a task's ring kept the grace-period horizon),
 #           every rule delivered every event, counts agree with the kernel's);
 #   errors  each error the tool promises a clear message for: no
 #           /dev/perfclock, unknown tracepoint, too few ring pages, no
@@ -76,7 +79,7 @@ check_json() {
 		return
 	fi
 	check "$where: events were traced ($samples)" [ "$samples" -gt 0 ]
-	for r in ours ahern perf-old schuchart kvm-live; do
+	for r in ours ours-gp ahern perf-old schuchart kvm-live; do
 		pushed=$(jrule "$f" $r pushed)
 		deliv=$(jrule "$f" $r delivered)
 		if [ "$pushed" != "$samples" ] || [ "$deliv" != "$samples" ] ||
@@ -96,6 +99,9 @@ check_json() {
 	[ "$hz" = true ] && hz=exact || hz="estimated, no module"
 	check "$where: our rule (library defaults, $hz horizon) has no late event (late=$(jrule "$f" ours late), hold p99 $(grep -F '{"name": "ours",' "$f" | sed -n 's/.*"p99": \([0-9]*\).*/\1/p') ns)" \
 		[ "$(jrule "$f" ours late)" = 0 ]
+	check "$where: ours-gp (the grace-period horizon alone, library defaults) has no late event (late=$(jrule "$f" ours-gp late))" \
+		[ "$(jrule "$f" ours-gp late)" = 0 ]
+	check_percpu "$f" "$where"
 	count=$(jkernel "$f" count)
 	lost=$(jkernel "$f" lost)
 	lrec=$(jkernel "$f" lost_in_records)
@@ -127,6 +133,30 @@ check_json() {
 		check "$where: kernel count = samples + lost, for $exact ($e off)" [ "$e" = 0 ]
 	fi
 	check "$where: no corrupt ring data" [ "$(jtop "$f" ring_errors)" = 0 ]
+}
+
+# jpc FILE FIELD: a field of the "percpu_horizon" line.
+jpc() {
+	grep '^  "percpu_horizon":' "$1" |
+		sed -n -e "s/.*\"$2\": \"\([^\"]*\)\".*/\1/p" -e t -e "s/.*\"$2\": \([0-9a-z]*\).*/\1/p"
+}
+
+# check_percpu FILE WHERE: ours used the per-CPU horizon H_c on every
+# CPU's ring, every round (a clock that offers it: every clock these runs
+# use), and the grace-period horizon on every task's ring (the fallback:
+# a task's ring is written from several CPUs).
+check_percpu() {
+	local f=$1 where=$2 own gp mixed kind
+	own=$(jpc "$f" rings_own) gp=$(jpc "$f" rings_gp) mixed=$(jpc "$f" rings_mixed)
+	kind=$(jrings "$f" kind)
+	echo "# $where: per-CPU horizon $(jpc "$f" name): $own rings own H_c, $gp grace-period, $mixed mixed; age at the flush p50 $(jpc "$f" age_p50_ns) p99 $(jpc "$f" age_p99_ns) ns, ours-gp's p50 $(jpc "$f" gp_age_p50_ns) p99 $(jpc "$f" gp_age_p99_ns) ns; $(jpc "$f" wrong_cpu) reads on another CPU"
+	if [ "$kind" = task ]; then
+		check "$where: ours falls back to the grace-period horizon on every task's ring ($gp of $(jrings "$f" count))" \
+			[ "${own:-x}-${mixed:-x}-${gp:-x}" = "0-0-$(jrings "$f" count)" ]
+	else
+		check "$where: ours read its own H_c on every CPU's ring, every round ($own of $(jrings "$f" count), $(jpc "$f" name))" \
+			[ "${gp:-x}-${mixed:-x}-${own:-x}" = "0-0-$(jrings "$f" count)" ]
+	fi
 }
 
 # Summarize --print output: "lines=N unordered=N switch=N" (events
@@ -166,7 +196,7 @@ check_print() {
 # older rules fail or not as the load falls; only ours is held to 0).
 show_rules() {
 	local r
-	for r in ours ahern perf-old schuchart kvm-live; do
+	for r in ours ours-gp ahern perf-old schuchart kvm-live; do
 		echo "# $2: $r late=$(jrule "$1" $r late) hold p99=$(grep -F "{\"name\": \"$r\"," "$1" |
 			sed -n 's/.*"p99": \([0-9]*\).*/\1/p') ns at_end=$(jrule "$1" $r at_end) held_to_end=$(jrule "$1" $r held_to_end)"
 	done

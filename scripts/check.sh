@@ -119,7 +119,7 @@ done
 over=build/guest/payload-overcommit
 rm -rf "$over" && mkdir -p "$over"
 cp build/selftests/perfclock_horizon_test build/selftests/perfclock_membarrier_test \
-	module/perfclock.ko "$over/"
+	build/selftests/perfclock_percpu_late_test module/perfclock.ko "$over/"
 cp build/selftests/run_overcommit.sh "$over/run.sh"
 for regime in stable unstable; do
 	# Under this overcommit a boot can livelock before /init runs the

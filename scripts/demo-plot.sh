@@ -27,7 +27,7 @@ if [ $# -eq 0 ]; then
 fi
 command -v gnuplot >/dev/null || { echo "demo-plot.sh: gnuplot missing; run scripts/deps.sh bench" >&2; exit 1; }
 
-rules="ours ahern perf-old schuchart kvm-live"
+rules="ours ours-gp ahern perf-old schuchart kvm-live"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 

@@ -7,7 +7,10 @@
 # committing it: the bare clock read at a round start must deliver late
 # records, and the horizon none (perfclock_horizon_test says why) -- the
 # module's, and before the module is loaded the library's membarrier
-# horizon (perfclock_membarrier_test).
+# horizon (perfclock_membarrier_test). And the library's per-CPU horizon
+# H_c, read pinned on each CPU, must have none where the same value used
+# for the wrong CPU's ring is late (perfclock_percpu_late_test): without
+# the module (CLOCK_MONOTONIC_RAW), then with it (perf_clock()).
 
 cd /payload || exit 1
 . /lib/perfclock/guest-lib.sh
@@ -18,6 +21,9 @@ dmesg -c >/dev/null
 echo "# === perfclock_membarrier_test (overcommitted, no module)"
 PERFCLOCK_EXPECT_BARE_LATE=1 PERFCLOCK_MB_SECONDS=${MB_SECONDS:-4} \
 	./perfclock_membarrier_test || rc=1
+echo "# === perfclock_percpu_late_test (overcommitted, no module: CLOCK_MONOTONIC_RAW)"
+PERFCLOCK_EXPECT_BARE_LATE=1 PERFCLOCK_PERCPU_CLOCK=raw \
+	PERFCLOCK_PERCPU_SECONDS=${PERCPU_SECONDS:-1} ./perfclock_percpu_late_test || rc=1
 if ! insmod /payload/perfclock.ko; then
 	result 1 "insmod perfclock.ko"
 	exit 1
@@ -25,6 +31,9 @@ fi
 echo "# === perfclock_horizon_test (overcommitted)"
 PERFCLOCK_EXPECT_BARE_LATE=1 PERFCLOCK_HORIZON_SECONDS=${HORIZON_SECONDS:-8} \
 	./perfclock_horizon_test || rc=1
+echo "# === perfclock_percpu_late_test (overcommitted, the module: perf_clock())"
+PERFCLOCK_EXPECT_BARE_LATE=1 PERFCLOCK_PERCPU_CLOCK=module \
+	PERFCLOCK_PERCPU_SECONDS=${PERCPU_SECONDS:-1} ./perfclock_percpu_late_test || rc=1
 echo "# === kernel"
 log_clean "the horizon test"
 check "module unloads at the end" rmmod perfclock

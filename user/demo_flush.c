@@ -1,14 +1,17 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * demo_flush: a live tool over real per-CPU perf rings that runs five
- * flush rules side by side on the same events: libperfclock's horizon
- * ("ours") and the four older rules of the 2013 thread (demo/rules.c).
+ * demo_flush: a live tool over real per-CPU perf rings that runs six
+ * flush rules side by side on the same events: libperfclock's per-CPU
+ * horizon ("ours": H_c read on each CPU, the grace-period horizon for
+ * rings it does not cover), its grace-period horizon alone ("ours-gp")
+ * and the four older rules of the 2013 thread (demo/rules.c).
  *
  * It opens tracepoints (default sched:sched_switch and sched:sched_wakeup;
  * software context-switch events when tracefs is missing) on every online
  * CPU, one ring per CPU, and reads the rings in rounds. Each round takes
  * perfclock_horizon() and a bare clock read first, then drains every
- * ring, pushing every sample to five ordered queues, one per rule, so all
+ * ring (each CPU's from that CPU, after reading its H_c there), pushing
+ * every sample to six ordered queues, one per rule, so all
  * rules see identical input in one run; then each rule's limit is
  * computed and its queue flushed below it (perfclock_queue_flush_until()).
  * Ours runs with the library's defaults: nothing to tune. At the end it
@@ -42,8 +45,9 @@ static void usage(FILE *f)
 "usage: demo_flush [options] [-- COMMAND [ARG...]]\n"
 "\n"
 "Trace every online CPU through one perf ring per CPU, read the rings in\n"
-"rounds, and run the flush rules (ours, ahern, perf-old, schuchart,\n"
-"kvm-live) side by side on the same events.\n"
+"rounds, and run the flush rules (ours, ours-gp, ahern, perf-old,\n"
+"schuchart, kvm-live) side by side on the same events. Ours reads each\n"
+"CPU's horizon on that CPU (the reader visits the CPUs every round).\n"
 "\n"
 "  -c, --clock NAME     perfclock (default: /dev/perfclock, the clock perf\n"
 "                       stamps with) or monotonic (events opened with\n"
@@ -79,6 +83,9 @@ static void usage(FILE *f)
 "                       anonymous page (mmap), or renames its thread (comm)\n"
 "      --reverse        read the rings from the last CPU to the first\n"
 "      --yield          sched_yield() between rings\n"
+"      --no-visit       the reader stays where it is: ours keeps the grace-\n"
+"                       period horizon on every ring (to measure what visiting\n"
+"                       the CPUs costs)\n"
 "  -p, --print          print our rule's ordered events like perf script\n"
 "  -j, --json FILE      write the summary as JSON to FILE ('-': stdout)\n"
 "      --label TEXT     a label stored in the JSON (e.g. the clock regime)\n"
@@ -122,7 +129,7 @@ static void parse_args(struct opts *opt, int argc, char **argv)
 	enum { O_SOFTWARE = 256, O_REVERSE, O_YIELD, O_LABEL,
 	       O_STATUS, O_NO_STATUS, O_DEVICE, O_MAX_PER_ROUND, O_LOAD_CPUS,
 	       O_SAMPLE, O_SAMPLE_HZ, O_SAMPLE_SHARED, O_PER_THREAD, O_MIGRATE,
-	       O_TICK_MS, O_SIDE_BAND, O_LOAD_MMAP };
+	       O_TICK_MS, O_SIDE_BAND, O_LOAD_MMAP, O_NO_VISIT };
 	static const struct option lo[] = {
 		{ "clock", required_argument, NULL, 'c' },
 		{ "device", required_argument, NULL, O_DEVICE },
@@ -149,6 +156,7 @@ static void parse_args(struct opts *opt, int argc, char **argv)
 		{ "tick-ms", required_argument, NULL, O_TICK_MS },
 		{ "side-band", no_argument, NULL, O_SIDE_BAND },
 		{ "load-side-band", required_argument, NULL, O_LOAD_MMAP },
+		{ "no-visit", no_argument, NULL, O_NO_VISIT },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -246,6 +254,9 @@ static void parse_args(struct opts *opt, int argc, char **argv)
 			break;
 		case O_SIDE_BAND:
 			opt->side_band = 1;
+			break;
+		case O_NO_VISIT:
+			opt->no_visit = 1;
 			break;
 		case O_LOAD_MMAP:
 			if (!strcmp(optarg, "mmap"))

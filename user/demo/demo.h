@@ -44,6 +44,7 @@
 #define PAGES_MIN	2
 #define PAGES_DEFAULT	256
 #define NR_RULES	RULE__MAX
+#define PC_WRONG_CPU_TRIES	4	/* H_c read on another CPU than pinned: retry */
 
 /* ---- options (parsed by demo_flush.c) ---- */
 
@@ -74,6 +75,7 @@ struct opts {
 	long migrate_every;	/* load threads move CPU every N hops; 0: pinned */
 	long tick_ms;		/* a ticker on each CPU the load leaves idle */
 	int side_band;		/* mmap, comm and task records in every ring */
+	int no_visit;		/* ours keeps the grace-period horizon: no H_c */
 	int load_side_band;	/* LOAD_SB_*: each load hop maps a page, or renames itself */
 	int status;		/* 1 on, 0 off, -1 auto (stderr is a tty) */
 	char **command;
@@ -115,6 +117,8 @@ struct cpu_ring {
 	 * ring written from CPUs whose clocks disagree).
 	 */
 	uint64_t last_time, out_of_order, worst_backstep_ns;
+	/* Rounds in which ours took this ring's own H_c, or the grace-period horizon. */
+	uint64_t hz_own, hz_gp;
 };
 
 struct demo;
@@ -192,6 +196,22 @@ struct demo {
 	uint64_t capped_rounds, unread_left;
 	/* Our horizon's age at each round start (clock read - horizon): the barrier's cost. */
 	struct hist hz_age;
+	/*
+	 * The per-CPU horizon (ours; rounds.c visits each CPU to read H_c
+	 * there). percpu: the clock offers H_c and the rings are per CPU;
+	 * else every ring keeps the grace-period horizon. pc_age and gp_age:
+	 * how far below the clock read at the flush ours' and ours-gp's
+	 * limits were (the horizon's age where it is used). pinned_cpu: the
+	 * CPU the reader is pinned to now, -1: not pinned.
+	 */
+	int percpu;
+	uint32_t pc_gen;
+	int have_pc_gen, pinned_cpu;
+	struct hist pc_age, gp_age;
+	/* Pins (migrations), pin failures, H_c reads on another CPU, restarts. */
+	uint64_t pc_pins, pc_pin_failed, pc_restarts, pc_wrong_cpu;
+	/* The reader thread's context switches (getrusage) over the run. */
+	long reader_nvcsw, reader_nivcsw;
 	/*
 	 * Records stamped before the previous round began, read only in
 	 * this one: they were not visible when the previous round read
@@ -282,6 +302,8 @@ struct ring_order {
 	int worst_ring;		/* index into rings[], -1: none */
 };
 void demo_ring_order(const struct demo *d, struct ring_order *o);
+/* Rings whose every round took their own H_c, the grace-period horizon, or some of each. */
+void demo_ring_horizons(const struct demo *d, int *own, int *gp, int *mixed);
 const char *demo_ring_name(const struct demo *d, int c, char *buf, size_t sz);
 const char *demo_clock_name(const struct demo *d);
 

@@ -29,7 +29,7 @@ void demo_write_json(struct demo *d, FILE *f, const struct kernel_counts *k,
 		     const struct perfclock_clock_info *ci)
 {
 	struct ring_order o;
-	int i, e;
+	int i, e, own, gp, mixed;
 
 	fprintf(f, "{\n  \"tool\": \"demo_flush\",\n  \"label\": ");
 	json_str(f, d->opt.label ? d->opt.label : "");
@@ -45,6 +45,18 @@ void demo_write_json(struct demo *d, FILE *f, const struct kernel_counts *k,
 		(ci->flags & PERFCLOCK_CLOCK_HORIZON_PAGE) ? "page" : "ioctl",
 		ci->horizon_age_ns, ci->inflight_estimate_ns, hist_pct(&d->hz_age, 50),
 		hist_pct(&d->hz_age, 99));
+	demo_ring_horizons(d, &own, &gp, &mixed);
+	fprintf(f, "  \"percpu_horizon\": {\"name\": \"%s\", \"rings_own\": %d, "
+		"\"rings_gp\": %d, \"rings_mixed\": %d, \"age_p50_ns\": %" PRIu64
+		", \"age_p99_ns\": %" PRIu64 ", \"gp_age_p50_ns\": %" PRIu64
+		", \"gp_age_p99_ns\": %" PRIu64 ", \"pin_failed\": %" PRIu64
+		", \"wrong_cpu\": %" PRIu64 ", \"restarts\": %" PRIu64
+		", \"visits\": %s, \"pins\": %" PRIu64 ", \"reader_nvcsw\": %ld"
+		", \"reader_nivcsw\": %ld},\n",
+		perfclock_horizon_cpu_name(ci), own, gp, mixed, hist_pct(&d->pc_age, 50),
+		hist_pct(&d->pc_age, 99), hist_pct(&d->gp_age, 50), hist_pct(&d->gp_age, 99),
+		d->pc_pin_failed, d->pc_wrong_cpu, d->pc_restarts,
+		d->percpu ? "true" : "false", d->pc_pins, d->reader_nvcsw, d->reader_nivcsw);
 	fprintf(f, "  \"cpus\": %d,\n  \"source\": \"%s\",\n  \"events\": [",
 		demo_nr_cpus_traced(d), d->events[0].software ? "software" : "tracepoint");
 	for (e = 0; e < d->nr_events; e++) {

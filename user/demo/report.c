@@ -184,6 +184,102 @@ const char *demo_clock_name(const struct demo *d)
 	return d->opt.clock == CLOCK_KIND_MONOTONIC ? "monotonic" : "perfclock";
 }
 
+void demo_ring_horizons(const struct demo *d, int *own, int *gp, int *mixed)
+{
+	int c;
+
+	*own = *gp = *mixed = 0;
+	for (c = 0; c < d->nr_rings; c++) {
+		const struct cpu_ring *r = &d->rings[c];
+
+		if (r->hz_own && !r->hz_gp)
+			(*own)++;
+		else if (r->hz_gp && !r->hz_own)
+			(*gp)++;
+		else if (r->hz_gp)
+			(*mixed)++;
+	}
+}
+
+/* Ours: which horizon the rings had, and how old each limit was at the flush. */
+static void print_percpu_line(const struct demo *d, FILE *f,
+			      const struct perfclock_clock_info *ci)
+{
+	char p50[32], p99[32], g50[32], g99[32];
+	int own, gp, mixed;
+
+	demo_ring_horizons(d, &own, &gp, &mixed);
+	fmt_ns(p50, sizeof(p50), hist_pct(&d->pc_age, 50));
+	fmt_ns(p99, sizeof(p99), hist_pct(&d->pc_age, 99));
+	fmt_ns(g50, sizeof(g50), hist_pct(&d->gp_age, 50));
+	fmt_ns(g99, sizeof(g99), hist_pct(&d->gp_age, 99));
+	fprintf(f, "  per-CPU horizon (ours): %s; %d rings had their own H_c, "
+		"%d the grace-period horizon%s", perfclock_horizon_cpu_name(ci),
+		own, gp, d->opt.per_thread ? " (one ring per task, written from "
+		"several CPUs: the fallback)" : d->opt.no_visit ? " (--no-visit)" :
+		!d->percpu ? " (no H_c for this clock)" : "");
+	if (mixed)
+		fprintf(f, ", %d some of each", mixed);
+	fprintf(f, "; age at the flush p50 %s, p99 %s (ours-gp's: p50 %s, p99 %s)",
+		p50, p99, g50, g99);
+	if (d->pc_pin_failed || d->pc_wrong_cpu || d->pc_restarts)
+		fprintf(f, "; %" PRIu64 " pins refused, %" PRIu64 " reads on "
+			"another CPU, %" PRIu64 " restarts", d->pc_pin_failed,
+			d->pc_wrong_cpu, d->pc_restarts);
+	fputc('\n', f);
+}
+
+/*
+ * The closing sentence: which horizon the rings had, and ours' hold p99
+ * against the best other rule that was never late and held nothing to
+ * the end, with ahern's bare clock read (no wait at all) as the floor.
+ */
+static void print_verdict(const struct demo *d, FILE *f)
+{
+	const struct rule_state *ours = &d->rules[RULE_OURS];
+	struct perfclock_queue_stats st;
+	uint64_t o99 = hist_pct(&ours->hold, 99), best99 = 0, late;
+	char a[32], b[32], c[32];
+	int i, best = -1, own, gp, mixed;
+
+	demo_ring_horizons(d, &own, &gp, &mixed);
+	perfclock_queue_get_stats(ours->q, &st);
+	late = st.late;
+	for (i = 0; i < NR_RULES; i++) {
+		const struct rule_state *r = &d->rules[i];
+
+		if (i == RULE_OURS || r->held_to_end)
+			continue;
+		perfclock_queue_get_stats(r->q, &st);
+		if (st.late)
+			continue;
+		if (best < 0 || hist_pct(&r->hold, 99) < best99) {
+			best = i;
+			best99 = hist_pct(&r->hold, 99);
+		}
+	}
+	fmt_ns(a, sizeof(a), o99);
+	fprintf(f, "\nours read %s: %" PRIu64 " late, hold p99 %s",
+		!gp && !mixed ? "every ring's own H_c on its CPU" :
+		!own && !mixed ? "no H_c (every ring kept the grace-period horizon)" :
+		"H_c where it could (some rings kept the grace-period horizon)",
+		late, a);
+	/* A reader that falls behind its rings makes every rule hold some. */
+	if (ours->held_to_end)
+		fprintf(f, " (it too held %" PRIu64 " to the end)", ours->held_to_end);
+	if (best >= 0)
+		fprintf(f, " against %s's %s (%.2fx), the best other rule never "
+			"late and holding nothing to the end",
+			rule_name(best), (fmt_ns(b, sizeof(b), best99), b),
+			best99 ? (double)o99 / (double)best99 : 0.0);
+	else
+		fprintf(f, "; every other rule was late or held events to the end");
+	perfclock_queue_get_stats(d->rules[RULE_AHERN].q, &st);
+	fprintf(f, "; ahern's bare read, the floor: %s, %" PRIu64 " late.\n",
+		(fmt_ns(c, sizeof(c), hist_pct(&d->rules[RULE_AHERN].hold, 99)), c),
+		st.late);
+}
+
 /* The closing report: the run, the events, then one line per rule. */
 static void print_tables(struct demo *d, FILE *f, const struct kernel_counts *k,
 			 const struct perfclock_clock_info *ci)
@@ -201,14 +297,16 @@ static void print_tables(struct demo *d, FILE *f, const struct kernel_counts *k,
 		demo_nr_cpus_traced(d), d->secs, d->rounds_total, d->rounds_total / d->secs,
 		d->opt.reverse ? "reverse" : "forward", d->opt.yield ? "+yield" : "");
 	if (ci->flags & PERFCLOCK_CLOCK_HORIZON_EXACT)
-		fprintf(f, "  our horizon: %s, %s old at the end; "
+		fprintf(f, "  grace-period horizon (ours-gp): %s, %s old at the end; "
 			"at round starts p50 %s, p99 %s\n",
 			perfclock_horizon_name(ci), a,
 			(fmt_ns(c, sizeof(c), hist_pct(&d->hz_age, 50)), c),
 			(fmt_ns(m, sizeof(m), hist_pct(&d->hz_age, 99)), m));
 	else
-		fprintf(f, "  our horizon: ESTIMATED (no module with horizons): clock "
-			"- skew estimate - %s in-flight allowance\n", b);
+		fprintf(f, "  grace-period horizon (ours-gp): ESTIMATED (%s): clock "
+			"- skew estimate - %s in-flight allowance\n",
+			perfclock_horizon_name(ci), b);
+	print_percpu_line(d, f, ci);
 	for (e = 0; e < d->nr_events; e++)
 		if (d->events[e].side_band)
 			fprintf(f, "  %-24s %12" PRIu64 " records  (in the rings of the first "
@@ -232,7 +330,7 @@ static void print_tables(struct demo *d, FILE *f, const struct kernel_counts *k,
 			"(PERF_RECORD_THROTTLE)\n", d->throttle_total);
 	if (d->opt.max_per_round)
 		fprintf(f, "  at most %ld records per ring per round: %" PRIu64
-			" rounds left records unread (ours and ahern capped at the "
+			" rounds left records unread (ours, ours-gp and ahern capped at the "
 			"oldest of them)\n", d->opt.max_per_round, d->capped_rounds);
 	fmt_ns(a, sizeof(a), d->inflight_worst_ns);
 	fprintf(f, "  records stamped before the previous round began (in flight "
@@ -289,9 +387,12 @@ static void print_tables(struct demo *d, FILE *f, const struct kernel_counts *k,
 	fprintf(f, "\nlate: delivered after a later event had been emitted; hold: from "
 		"an event's timestamp to its delivery;\nat end: delivered only after the "
 		"load stopped; held>1s: of those, read over 1 s before the end;"
-		" below hz: pushed below the last flush limit. ours: below perfclock_horizon() (library defaults);\n"
+		" below hz: pushed below the last flush limit. ours: below the least H_c\n"
+		"read this round on each CPU (perfclock_horizon_cpu(), library defaults); "
+		"ours-gp: below perfclock_horizon();\n"
 		"ahern: below the bare clock read; perf-old, schuchart, kvm-live: see "
 		"user/demo/rules.h\n");
+	print_verdict(d, f);
 }
 
 void demo_report(struct demo *d)

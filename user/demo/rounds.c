@@ -1,11 +1,15 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * demo_flush: the run, in rounds. Each round takes our horizon and a bare
- * clock read first, then drains every ring once, pushing every sample to
- * every rule's queue (so all rules see the same input), then flushes each
- * queue below its rule's limit. Between rounds it polls the rings for at
- * most --interval; the run ends with --duration, the COMMAND's exit or a
- * signal, and a last round that reads every ring dry.
+ * demo_flush: the run, in rounds. Each round takes the grace-period
+ * horizon and a bare clock read first, then drains every ring once,
+ * pushing every sample to every rule's queue (so all rules see the same
+ * input), then flushes each queue below its rule's limit. Before it
+ * drains a CPU's ring the reader moves to that CPU and reads H_c there
+ * (ours: libperfclock.h, PER-CPU HORIZON, "visit the CPUs"); the other
+ * rules see the same records in the same rounds, only their limits
+ * differ. Between rounds it polls the rings for at most --interval; the
+ * run ends with --duration, the COMMAND's exit or a signal, and a last
+ * round that reads every ring dry.
  */
 #include <errno.h>
 #include <poll.h>
@@ -13,6 +17,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 
@@ -107,6 +112,95 @@ static void push_all(struct demo *d, uint32_t src,
 	}
 }
 
+/* Pin the reader to cpu (one CPU); 0, or -errno (the ring then falls back). */
+static int pin_to(struct demo *d, int cpu)
+{
+	cpu_set_t set;
+
+	if (d->pinned_cpu == cpu)
+		return 0;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set))
+		return -errno;
+	d->pinned_cpu = cpu;
+	d->pc_pins++;
+	return 0;
+}
+
+/*
+ * Ours' horizon for ring r this round, taken just before it is drained.
+ * A CPU's ring: move to that CPU and read H_c there; the library says
+ * which CPU the read ran on, and a read from any other CPU says nothing
+ * about ring r (scripts/check.sh's overcommit payload shows it late), so
+ * it is retried, then given up for the grace-period horizon hz. A task's
+ * ring, or a clock without H_c: hz, the fallback. A new generation (the
+ * unstable switch) voids what ours holds: restart its queue, and flush
+ * nothing more this round (earlier rings' H_c were of the old one).
+ */
+static void ring_horizon(struct demo *d, struct cpu_ring *r, uint64_t hz)
+{
+	uint64_t hc;
+	uint32_t cpu, gen;
+	int err = -EOPNOTSUPP, tries;
+
+	if (!d->percpu || r->cpu < 0)
+		goto fallback;
+	err = pin_to(d, r->cpu);
+	if (err) {
+		d->pc_pin_failed++;
+		goto fallback;
+	}
+	for (tries = 0; tries < PC_WRONG_CPU_TRIES; tries++) {
+		err = perfclock_horizon_cpu_gen(d->clk, &hc, &cpu, &gen);
+		if (err == -EAGAIN)
+			continue;
+		if (err)
+			die("perfclock_horizon_cpu_gen: %s", strerror(-err));
+		if (cpu == (uint32_t)r->cpu)
+			break;
+		d->pc_wrong_cpu++;
+		err = -EAGAIN;
+	}
+	if (err)
+		goto fallback;
+	if (d->have_pc_gen && gen != d->pc_gen) {
+		int64_t ret = perfclock_queue_restart(d->rules[RULE_OURS].q);
+
+		if (ret < 0)
+			die("perfclock_queue_restart: %s", strerror((int)-ret));
+		d->pc_restarts++;
+		rules_ring_horizon_void(&d->limits);
+		fprintf(stderr, "demo_flush: the per-CPU horizons restarted (generation %u): ours flushed what it held and goes on\n",
+			gen);
+	}
+	d->pc_gen = gen;
+	d->have_pc_gen = 1;
+	r->hz_own++;
+	rules_ring_horizon(&d->limits, hc);
+	return;
+fallback:
+	r->hz_gp++;
+	rules_ring_horizon(&d->limits, hz);
+}
+
+/*
+ * The k-th ring a round reads. With --sample a CPU has two rings
+ * (rings[c] and rings[ncpus + c]): while the reader visits the CPUs, both
+ * of a CPU's are read one after the other, one migration per CPU per
+ * round instead of two. The order is only when each ring is read; every
+ * rule still sees the same records.
+ */
+static int visit_order(const struct demo *d, int k)
+{
+	int n = d->ncpus;
+
+	if (!d->percpu || !d->opt.sample || d->opt.sample_shared ||
+	    d->nr_rings != 2 * n)
+		return k;
+	return k % 2 ? n + k / 2 : k / 2;
+}
+
 static uint64_t clock_now(struct demo *d)
 {
 	uint64_t ns;
@@ -153,7 +247,8 @@ static uint64_t unread_oldest(const struct cpu_ring *r, uint64_t *oldest)
 /*
  * One round, the pattern of libperfclock.h: the horizon first (and the
  * bare clock read Ahern's rule flushes at), then drain every ring once,
- * then flush each rule's queue below its limit. Returns records read.
+ * each CPU's after reading H_c on that CPU (ring_horizon()), then flush
+ * each rule's queue below its limit. Returns records read.
  *
  * With --max-per-round a ring may be left with records unread. The
  * horizon H promises that every record stamped below H was in its ring
@@ -180,11 +275,16 @@ static uint64_t do_round(struct demo *d)
 		 * libperfclock.h, perfclock_horizon_gen()): hand out what ours
 		 * holds and start its limit again from this horizon.
 		 */
-		int64_t ret = perfclock_queue_restart(d->rules[RULE_OURS].q);
+		int64_t ret = perfclock_queue_restart(d->rules[RULE_OURS_GP].q);
 
 		if (ret < 0)
 			die("perfclock_queue_restart: %s", strerror((int)-ret));
-		fprintf(stderr, "demo_flush: the horizon restarted (generation %u): ours flushed what it held and goes on\n",
+		/* Ours takes hz for the rings H_c does not cover. */
+		if (!d->percpu || d->opt.per_thread)
+			ret = perfclock_queue_restart(d->rules[RULE_OURS].q);
+		if (ret < 0)
+			die("perfclock_queue_restart: %s", strerror((int)-ret));
+		fprintf(stderr, "demo_flush: the horizon restarted (generation %u): ours-gp flushed what it held and goes on\n",
 			gen);
 	}
 	start = clock_now(d);
@@ -193,11 +293,12 @@ static uint64_t do_round(struct demo *d)
 	hist_add(&d->hz_age, start > hz ? start - hz : 0);
 	rules_round_begin(&d->limits, start, hz);
 	for (k = 0; k < d->nr_rings; k++) {
-		int c = d->opt.reverse ? d->nr_rings - 1 - k : k;
+		int c = visit_order(d, d->opt.reverse ? d->nr_rings - 1 - k : k);
 		struct cpu_ring *r = &d->rings[c];
 
 		if (d->opt.yield && k)
 			sched_yield();
+		ring_horizon(d, r, hz);
 		avail = perfclock_ring_read_begin(r->ring);
 		if (avail < 0) {
 			d->ring_errors++;
@@ -256,6 +357,12 @@ static uint64_t do_round(struct demo *d)
 		rules_cap(&d->limits, cap);
 	}
 	d->emit_now = clock_now(d);
+	if (!d->final_drain) {
+		hist_add(&d->gp_age, d->emit_now > hz ? d->emit_now - hz : 0);
+		if (d->limits.have_ring_hz)
+			hist_add(&d->pc_age, d->emit_now > d->limits.ring_hz ?
+				 d->emit_now - d->limits.ring_hz : 0);
+	}
 	for (i = 0; i < NR_RULES; i++) {
 		struct perfclock_queue_stats st;
 		uint64_t limit;
@@ -294,6 +401,7 @@ int demo_run(struct demo *d)
 	uint64_t t0, t_end = 0, last_status;
 	uint64_t st_samples = 0, st_rounds = 0;
 	pid_t child = -1;
+	struct rusage ru;
 	int i, child_status = 0, rc = 0;
 
 	demo_set_enabled(d, 1);
@@ -334,6 +442,10 @@ int demo_run(struct demo *d)
 	}
 	if (d->opt.status && d->tty_status)
 		fputs("\r\033[K", stderr);
+	if (!getrusage(RUSAGE_THREAD, &ru)) {
+		d->reader_nvcsw = ru.ru_nvcsw;
+		d->reader_nivcsw = ru.ru_nivcsw;
+	}
 
 	/* Stop the producers, then drain what they left and flush it all. */
 	d->hops = load_stop(d->load);

@@ -12,6 +12,7 @@
 
 static const char *const names[RULE__MAX] = {
 	[RULE_OURS] = "ours",
+	[RULE_OURS_GP] = "ours-gp",
 	[RULE_AHERN] = "ahern",
 	[RULE_PERF_OLD] = "perf-old",
 	[RULE_SCHUCHART] = "schuchart",
@@ -49,6 +50,20 @@ void rules_round_begin(struct rules *r, uint64_t clock_now, uint64_t horizon)
 	r->start = clock_now;
 	r->horizon = horizon;
 	r->have_cap = 0;
+	r->have_ring_hz = 0;
+	r->ring_hz_void = 0;
+}
+
+void rules_ring_horizon(struct rules *r, uint64_t h)
+{
+	if (!r->have_ring_hz || h < r->ring_hz)
+		r->ring_hz = h;
+	r->have_ring_hz = 1;
+}
+
+void rules_ring_horizon_void(struct rules *r)
+{
+	r->ring_hz_void = 1;
 }
 
 void rules_cap(struct rules *r, uint64_t t)
@@ -98,6 +113,11 @@ int rules_limit(const struct rules *r, int rule, uint64_t *limit)
 		return 0;
 	switch (rule) {
 	case RULE_OURS:
+		if (r->ring_hz_void)
+			return 0;
+		*limit = capped(r, r->have_ring_hz ? r->ring_hz : r->horizon);
+		return 1;
+	case RULE_OURS_GP:
 		*limit = capped(r, r->horizon);
 		return 1;
 	case RULE_AHERN:

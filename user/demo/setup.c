@@ -486,6 +486,14 @@ void demo_setup(struct demo *d)
 	err = perfclock_get_info(d->clk, &ci);
 	if (err)
 		die("perfclock_get_info: %s", strerror(-err));
+	/*
+	 * Ours reads H_c on each CPU where the clock offers it and the
+	 * rings are per CPU; a task's ring is written from several CPUs
+	 * and keeps the grace-period horizon (rounds.c: ring_horizon()).
+	 */
+	d->percpu = (ci.flags & PERFCLOCK_CLOCK_HORIZON_PERCPU) && !d->opt.per_thread &&
+		    !d->opt.no_visit;
+	d->pinned_cpu = -1;
 	pick_events(d);
 	d->ncpus = online_cpus(&d->cpus);
 	start_load(d);

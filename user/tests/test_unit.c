@@ -53,5 +53,6 @@ int main(void)
 	scenario_inflight();
 	scenario_idle();
 	scenario_skew();
+	rules_ring_horizons();
 	return tap_exit();
 }

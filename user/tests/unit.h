@@ -34,5 +34,6 @@ void scenario_ahern(void);
 void scenario_inflight(void);
 void scenario_idle(void);
 void scenario_skew(void);
+void rules_ring_horizons(void);
 
 #endif

@@ -343,3 +343,38 @@ void scenario_skew(void)
 	synth_trace_free(&tr);
 }
 
+
+/*
+ * demo_flush's per-CPU rule: ours flushes below the least ring horizon
+ * of the round (each CPU's H_c, or the grace-period horizon for a ring
+ * H_c does not cover), capped by a record left unread; a restart in the
+ * round makes it flush nothing; with no ring horizon it is ours-gp.
+ */
+void rules_ring_horizons(void)
+{
+	struct rules r;
+	uint64_t o = 0, g = 0, o2 = 0, o3 = 0, o4 = 1;
+	int ok;
+
+	if (rules_init(&r, 2))
+		abort();
+	rules_round_begin(&r, 100 * US, 50 * US);
+	rules_ring_horizon(&r, 90 * US);
+	rules_ring_horizon(&r, 80 * US);
+	ok = rules_limit(&r, RULE_OURS, &o) && rules_limit(&r, RULE_OURS_GP, &g);
+	rules_cap(&r, 70 * US);
+	ok = ok && rules_limit(&r, RULE_OURS, &o2);
+	rules_round_end(&r);
+	tap_ok(ok && o == 80 * US && g == 50 * US && o2 == 70 * US,
+	       "rules: ours flushes below the least ring horizon (%llu us; ours-gp %llu us), capped by a record left unread (%llu us)",
+	       (unsigned long long)(o / US), (unsigned long long)(g / US),
+	       (unsigned long long)(o2 / US));
+	rules_round_begin(&r, 200 * US, 150 * US);
+	ok = rules_limit(&r, RULE_OURS, &o3);
+	rules_ring_horizon(&r, 190 * US);
+	rules_ring_horizon_void(&r);
+	tap_ok(ok && o3 == 150 * US && !rules_limit(&r, RULE_OURS, &o4) && o4 == 1,
+	       "rules: ours with no ring horizon is the grace-period horizon (%llu us); after a restart in the round it flushes nothing",
+	       (unsigned long long)(o3 / US));
+	rules_free(&r);
+}
