@@ -296,8 +296,8 @@ if want host; then
 	check_json "$out/host.json" host sched:sched_switch
 	check_print "$(awk "$PRINT_AWK" "$out/host.print")" "$out/host.json" host
 	# The horizon line is the library's name for it: no module here.
-	check "host: the horizon line names what the library gave ($(grep -m1 '^  our horizon:' "$out/host.err" | sed 's/^  //; s/,.*//'))" \
-		sh -c "grep -qE '^  our horizon: (exact \(membarrier\)|estimate)' '$out/host.err'"
+	check "host: the horizon line names what the library gave ($(grep -m1 '^  grace-period horizon (ours-gp):' "$out/host.err" | sed 's/^  //; s/, [0-9].*//'))" \
+		sh -c "grep -qE '^  grace-period horizon \(ours-gp\): (exact|estimate)' '$out/host.err'"
 	# That gap is the kernel's (see README, "kernel counts"): said so in
 	# words, never a bare "DIFFER" when the rings held nothing more.
 	check "host: a kernel-count gap is explained, not a bare DIFFER ($(jkernel "$out/host.json" unaccounted) unaccounted)" \
