@@ -57,7 +57,7 @@
 #   JOBS             make -j (default 2)
 # Logs: build/clients/.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 top=$(pwd)
 
 CACHE=${PERFCLOCK_CACHE:-/var/cache/perfclock}/clients
@@ -173,9 +173,9 @@ build() {
 		[ "$old" = "$bdir" ] || rm -rf "$old"
 	done
 	rm -rf "$bdir" && mkdir -p "$bdir"
+	# shellcheck disable=SC2086 # the targets are separate words
 	cmake -S "$tree" -B "$bdir" -DCMAKE_BUILD_TYPE=Release -DBUILD_SAMPLES=OFF \
 		-DBUILD_TESTING=OFF -DCMAKE_EXE_LINKER_FLAGS=-static "$@" > "$bdir/cmake.log" 2>&1 &&
-		# shellcheck disable=SC2086 # the targets are separate words
 		make -C "$bdir" -j"$JOBS" $targets > "$bdir/make.log" 2>&1
 	st=$?
 	cp "$bdir/cmake.log" "$log/$name-cmake.log"
@@ -189,13 +189,13 @@ nolib_pc=$log/no-pkgconfig
 mkdir -p "$nolib_pc"
 # Stock: the upstream commit as it is. (An assignment before a function
 # call holds, exported, while it runs.)
-PKG_CONFIG_PATH= PKG_CONFIG_LIBDIR=$top/$nolib_pc build stock "$src" "$base_key" "perf-collect perf-decode"
+PKG_CONFIG_PATH='' PKG_CONFIG_LIBDIR=$top/$nolib_pc build stock "$src" "$base_key" "perf-collect perf-decode"
 stock_bin=$CACHE/build-stock-$base_key/bin
 # Patched, libperfclock found through pkg-config.
 PKG_CONFIG_PATH=$prefix/lib/pkgconfig build patched "$ptree" "$base_key-$patch_key-$lib_key" perf-collect
 patched_bin=$CACHE/build-patched-$base_key-$patch_key-$lib_key/bin
 # Patched, no libperfclock installed: pkg-config finds nothing.
-PKG_CONFIG_PATH= PKG_CONFIG_LIBDIR=$top/$nolib_pc build nolib "$ptree" "$base_key-$patch_key" perf-collect
+PKG_CONFIG_PATH='' PKG_CONFIG_LIBDIR=$top/$nolib_pc build nolib "$ptree" "$base_key-$patch_key" perf-collect
 nolib_bin=$CACHE/build-nolib-$base_key-$patch_key/bin
 echo "# builds: $(( $(date +%s) - b0 )) s"
 
@@ -248,14 +248,14 @@ warnings() {
 }
 # report WHERE FILE: the runs of one scripts/guest/clients.sh output.
 report() {
-	local where=$1 file=$2 load sr pr sc pc sd pd sp pp ss ps si pi new r s_perf st desc
+	local where=$1 file=$2 load sr pr sc pc sd pd sp pp ps si pi new r s_perf desc compat
 	for load in $(sed -n 's/^CLRUN load=\([^ ]*\) .*/\1/p' "$file" | sort -u); do
 		desc="$where $load"
 		sr=$(line_of CLRUN "$load" stock "$file") pr=$(line_of CLRUN "$load" patched "$file")
 		sc=$(line_of CLCHECK "$load" stock "$file") pc=$(line_of CLCHECK "$load" patched "$file")
 		sd=$(line_of CLDECODE "$load" stock "$file") pd=$(line_of CLDECODE "$load" patched "$file")
 		sp=$(line_of CLPERF "$load" stock "$file") pp=$(line_of CLPERF "$load" patched "$file")
-		ss=$(line_of CLSTATS "$load" stock "$file") ps=$(line_of CLSTATS "$load" patched "$file")
+		ps=$(line_of CLSTATS "$load" patched "$file")
 		si=$(field inversions "$sc") pi=$(field inversions "$pc")
 		s_perf=$(field inversions "$sp")
 		[ "$(field rc "$sp")" = 0 ] || s_perf=unreadable

@@ -39,13 +39,14 @@ if [ "${CL_HOST:-0}" = 1 ]; then
 	echo "# clients host: $(uname -r), $(nproc) CPUs"
 else
 	cd /payload || exit 1
+	# shellcheck disable=SC1091 # written by check-clients.sh
 	. ./clients.env
 	CL_DIR=/tmp CL_BIN=/payload
 	CL_PERF="/payload/lib/ld.so --library-path /payload/lib /payload/perf"
 	echo "# clients guest: $(uname -r), $(nproc) CPUs, regime $PERFCLOCK_REGIME"
 fi
 # perf wants a home for its config and debug cache; the guest has none.
-export HOME=$CL_DIR
+export HOME="$CL_DIR"
 
 events_for() {
 	case $1 in
@@ -68,6 +69,7 @@ shape_for() {
 # PERF_RECORD_FINISHED_ROUND. Prints "SAMPLES INVERSIONS ROUNDS". The two
 # halves of a stamp are compared as integers, leading zeros cut (busybox
 # awk reads 0123 as octal).
+# shellcheck disable=SC2016 # awk's own variables
 round_awk='
 function num(s) { sub(/^0+/, "", s); return s == "" ? 0 : s + 0 }
 /PERF_RECORD_FINISHED_ROUND/ { rounds++; ps = ms; pns = mns; have = n > 0; next }
@@ -87,6 +89,7 @@ END { print n + 0, inv + 0, rounds + 0 }'
 # each against the newest before it. perf-decode sorts what it holds and
 # prints it at each round marker, so only a round's samples below an earlier
 # round's count. Prints "EVENTS INVERSIONS".
+# shellcheck disable=SC2016 # awk's own variables
 decode_awk='
 { t = $4; if (n && t < m) inv++; if (!n || t > m) m = t; n++ }
 END { print n + 0, inv + 0 }'
@@ -131,12 +134,14 @@ for load in $LOADS; do
 		warn "$load" $build perf-data-order "$f.order.err"
 		"$CL_BIN/perf-decode" "$f" 2>"$f.decode.err" >"$f.json"
 		rc=$?
+		# shellcheck disable=SC2046 # two numbers, split on purpose
 		set -- $(grep -o '"time": "[^"]*"' "$f.json" | awk -F'"' "$decode_awk")
 		echo "CLDECODE load=$load build=$build rc=$rc events=$1 inversions=$2"
 		warn "$load" $build perf-decode "$f.decode.err"
 		rm -f "$f.json"
 		$CL_PERF script -i "$f" --ns -F time --show-round-events >"$f.script" 2>"$f.script.err"
 		rc=$?
+		# shellcheck disable=SC2046 # three numbers, split on purpose
 		set -- $(awk "$round_awk" "$f.script")
 		echo "CLPERF load=$load build=$build rc=$rc samples=$1 inversions=$2 rounds=$3"
 		warn "$load" $build perf-script "$f.script.err"
