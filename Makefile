@@ -35,6 +35,13 @@
 #                        trace, perf record + readers and perf top on the
 #                        same load, in QEMU guests (both clock regimes, and
 #                        8 vCPUs overcommitted) and on the host
+#   make check-clients   LinuxTracepoints' perf-collect as a client: its
+#                        upstream commit and patches/linuxtracepoints/ built
+#                        with and without libperfclock (cached in
+#                        /var/cache/perfclock/clients), stock and patched
+#                        on the same loads, on the host and in the 8-vCPU
+#                        overcommitted guest; every file read by stock
+#                        perf-decode, stock perf and an order checker
 #
 # The kernel tree: KDIR= wins; else KERNELRELEASE= (as DKMS passes it)
 # gives /lib/modules/$(KERNELRELEASE)/build; else the running kernel's
@@ -62,7 +69,7 @@ endif
 KBUILD_ARGS := -C $(KDIR) M=$(CURDIR) KCFLAGS='$(KCFLAGS) -DPERFCLOCK_VERSION=\"$(VERSION)\"'
 
 .PHONY: all module user selftests fuzz demo check check-kernel lint bench install clean kdir-check print-kdir \
-	dkms-install dkms-remove dkms-deb deb check-deb check-dkms check-debug check-perf
+	dkms-install dkms-remove dkms-deb deb check-deb check-dkms check-debug check-perf check-clients
 
 all: module user selftests fuzz
 
@@ -129,6 +136,9 @@ check-debug:
 
 check-perf:
 	KDIR=$(KDIR) scripts/check-perf.sh
+
+check-clients:
+	KDIR=$(KDIR) scripts/check-clients.sh
 
 clean:
 	-[ -d "$(KDIR)" ] && $(MAKE) $(KBUILD_ARGS) clean

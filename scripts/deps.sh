@@ -3,7 +3,7 @@
 # The one place anything here calls apt-get: every script asks it by group.
 #
 # Groups (any number, in any order):
-#   build vm lint user bench perf demo debug dkms dkms-deb
+#   build vm lint user bench perf demo debug dkms dkms-deb clients
 #   kernel:FLAVOUR   linux-image-FLAVOUR and linux-headers-FLAVOUR
 #                    (e.g. kernel:rt-amd64)
 #   image:KVER       linux-image-KVER alone (the guest kernel matching
@@ -23,7 +23,7 @@
 set -euo pipefail
 
 usage() {
-	echo "usage: $0 GROUP...   (groups: build vm lint user bench perf demo debug dkms dkms-deb kernel:FLAVOUR image:KVER)" >&2
+	echo "usage: $0 GROUP...   (groups: build vm lint user bench perf demo debug dkms dkms-deb clients kernel:FLAVOUR image:KVER)" >&2
 	exit 64
 }
 
@@ -48,6 +48,9 @@ group_pkgs() {
 	# (perfclock-dkms, libperfclock0.2, libperfclock-dev), lints them
 	# (lintian) and builds the client against the installed -dev (pkg-config)
 	dkms)  echo dkms ;;
+	# make check-clients: LinuxTracepoints' perf-collect built with cmake,
+	# read by Debian's perf
+	clients) echo cmake g++ make git pkg-config linux-perf ;;
 	dkms-deb) echo dh-dkms debhelper dpkg-dev lintian fakeroot pkg-config gcc libc6-dev ;;
 	kernel:?*) echo "linux-image-${1#kernel:}" "linux-headers-${1#kernel:}" ;;
 	image:?*)  echo "linux-image-${1#image:}" ;;
