@@ -470,7 +470,9 @@ enum perfclock_backend {
 
 /*
  * perfclock_horizon_cpu() gives exact per-CPU horizons for this clock
- * (PER-CPU HORIZON below); without it, -EOPNOTSUPP there. (PERFCLOCK_0.3)
+ * (PER-CPU HORIZON below; CLOCK_MONOTONIC and CLOCK_BOOTTIME: exact
+ * except the NTP slope, NTP SLOPE below); without it, -EOPNOTSUPP
+ * there. (PERFCLOCK_0.3)
  */
 #define PERFCLOCK_CLOCK_HORIZON_PERCPU	(1U << 8)
 /*
