@@ -59,7 +59,11 @@ struct horizon_backend {
 	 */
 	int (*sync)(struct perfclock *clk, uint32_t flags, uint64_t *ns,
 		    uint32_t *gen);
-	/* Whether horizon() is exact (PERFCLOCK_CLOCK_HORIZON_EXACT). */
+	/*
+	 * Whether horizon() is exact (PERFCLOCK_CLOCK_HORIZON_EXACT): what
+	 * the backend proves; for an NTP-disciplined clock ntp_slope.c
+	 * reports it as PERFCLOCK_CLOCK_HORIZON_NTP_SLOPE instead.
+	 */
 	int (*is_exact)(const struct perfclock *clk);
 	/*
 	 * Fill the rest of the horizon's part of perfclock_clock_info (the
