@@ -97,6 +97,7 @@ check_json() {
 	check "$where: every rule got every event and emitted the in-order ones in order; \"ordered\" is false where late > 0" [ $bad -eq 0 ]
 	hz=$(grep '^  "horizon":' "$f" | sed -n 's/.*"exact": \([a-z]*\).*/\1/p')
 	[ "$hz" = true ] && hz=exact || hz="estimated, no module"
+	grep -q '^  "horizon":.*"ntp_slope": true' "$f" && hz="exact except the NTP slope"
 	check "$where: our rule (library defaults, $hz horizon) has no late event (late=$(jrule "$f" ours late), hold p99 $(grep -F '{"name": "ours",' "$f" | sed -n 's/.*"p99": \([0-9]*\).*/\1/p') ns)" \
 		[ "$(jrule "$f" ours late)" = 0 ]
 	check "$where: ours-gp (the grace-period horizon alone, library defaults) has no late event (late=$(jrule "$f" ours-gp late))" \

@@ -477,9 +477,12 @@ int main(int argc, char **argv)
 	load_go(load);
 	printf("# clock %s, %d CPUs, %d load threads, skew estimate %llu ns, horizon %s (age %llu ns%s), %.1f s per mode\n",
 	       clock_name, ncpus, nload, (unsigned long long)info.skew_estimate_ns,
-	       (info.flags & PERFCLOCK_CLOCK_HORIZON_EXACT) ? "exact" : "ESTIMATED",
+	       (info.flags & PERFCLOCK_CLOCK_HORIZON_EXACT) ? "exact" :
+	       (info.flags & PERFCLOCK_CLOCK_HORIZON_NTP_SLOPE) ?
+	       "exact except NTP slope" : "ESTIMATED",
 	       (unsigned long long)info.horizon_age_ns,
-	       (info.flags & PERFCLOCK_CLOCK_HORIZON_EXACT) ? "" :
+	       (info.flags & (PERFCLOCK_CLOCK_HORIZON_EXACT |
+			      PERFCLOCK_CLOCK_HORIZON_NTP_SLOPE)) ? "" :
 	       ": no module with horizons", seconds);
 
 	err = run_parallel(&par, seconds);

@@ -408,7 +408,14 @@ int main(int argc, char **argv)
 	bound = info.skew_estimate_ns;
 	atomic_store(&estimate_pub, bound);
 	global = !!(info.flags & PERFCLOCK_CLOCK_GLOBAL);
-	exact_horizon = !!(info.flags & PERFCLOCK_CLOCK_HORIZON_EXACT);
+	/*
+	 * Exact except the NTP slope (CLOCK_MONOTONIC): asserted too, the
+	 * margin covering the steady state (docs/percpu-horizon.md 4.3),
+	 * but not during an ADJ_TICK slew, when it is an estimate.
+	 */
+	exact_horizon = !!(info.flags & PERFCLOCK_CLOCK_HORIZON_EXACT) ||
+			((info.flags & PERFCLOCK_CLOCK_HORIZON_NTP_SLOPE) &&
+			 !(info.flags & PERFCLOCK_CLOCK_HORIZON_NTP_SLEW));
 
 	ncpus = pc_cpus(cpus, CPU_SETSIZE);
 	if (ncpus < 1) {

@@ -357,7 +357,9 @@ static int ring_kinds(struct perfclock_reader *r, struct perfclock_evring *er,
 	err = perfclock_get_info(r->clk, &info);
 	if (err)
 		return err;
-	r->other_kind = (info.flags & PERFCLOCK_CLOCK_HORIZON_EXACT) ?
+	/* NTP_SLOPE: the same proof, less the NTP slope (libperfclock.h). */
+	r->other_kind = (info.flags & (PERFCLOCK_CLOCK_HORIZON_EXACT |
+				       PERFCLOCK_CLOCK_HORIZON_NTP_SLOPE)) ?
 			PERFCLOCK_READER_HORIZON_GRACE_PERIOD :
 			PERFCLOCK_READER_HORIZON_ESTIMATE;
 	attrs = perfclock_evring__opened_as(er, &nattr, &pid);

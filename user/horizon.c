@@ -137,6 +137,7 @@ static int publish(struct perfclock *clk, uint64_t h, uint32_t gen, int ack,
 {
 	int changed;
 
+	h = perfclock__ntp_slope_lower(clk, h);	/* ntp_slope.c */
 	pthread_mutex_lock(&clk->hz_lock);
 	if (!clk->hz_any) {
 		clk->hz_any = 1;
@@ -256,6 +257,7 @@ int perfclock__horizon_info(struct perfclock *clk,
 		info->flags |= PERFCLOCK_CLOCK_HORIZON_EXACT;
 	b->info(clk, info);
 	perfclock__horizon_percpu_info(clk, info);
+	perfclock__ntp_slope_info(clk, info);
 	err = perfclock_read(clk, &now);
 	if (err)
 		return err;
@@ -268,6 +270,8 @@ perfclock_horizon_name(const struct perfclock_clock_info *info)
 {
 	if (!info)
 		return "unknown";
+	if (perfclock__ntp_slope_name(info))
+		return perfclock__ntp_slope_name(info);
 	if (!(info->flags & PERFCLOCK_CLOCK_HORIZON_EXACT))
 		return "estimate";
 	if (info->flags & PERFCLOCK_CLOCK_HORIZON_MEMBARRIER)
@@ -293,5 +297,6 @@ PERFCLOCK_API const char *perfclock_clock_horizon_name(struct perfclock *clk)
 	if (b->is_exact(clk))
 		info.flags |= PERFCLOCK_CLOCK_HORIZON_EXACT;
 	b->info(clk, &info);
+	perfclock__ntp_slope_info(clk, &info);
 	return perfclock_horizon_name(&info);
 }

@@ -17,6 +17,9 @@
  *	horizon_percpu.c	not a backend of perfclock_horizon(): the
  *				per-CPU horizon H_c of perfclock_horizon_cpu(),
  *				beside whichever backend the clock has
+ *	ntp_slope.c		not a backend: the NTP slope margin taken off
+ *				every horizon of an NTP-disciplined clock, its
+ *				flags and names (whatever the backend)
  *
  * HOW A NEW BACKEND PLUGS IN: write horizon_<name>.c with a
  * `const struct horizon_backend perfclock__horizon_<name>` implementing
@@ -56,7 +59,11 @@ struct horizon_backend {
 	 */
 	int (*sync)(struct perfclock *clk, uint32_t flags, uint64_t *ns,
 		    uint32_t *gen);
-	/* Whether horizon() is exact (PERFCLOCK_CLOCK_HORIZON_EXACT). */
+	/*
+	 * Whether horizon() is exact (PERFCLOCK_CLOCK_HORIZON_EXACT): what
+	 * the backend proves; for an NTP-disciplined clock ntp_slope.c
+	 * reports it as PERFCLOCK_CLOCK_HORIZON_NTP_SLOPE instead.
+	 */
 	int (*is_exact)(const struct perfclock *clk);
 	/*
 	 * Fill the rest of the horizon's part of perfclock_clock_info (the
@@ -117,5 +124,31 @@ void perfclock__estimate_release(struct perfclock *clk);
 void perfclock__horizon_percpu_choose(struct perfclock *clk);
 void perfclock__horizon_percpu_info(const struct perfclock *clk,
 				    struct perfclock_clock_info *info);
+
+/*
+ * ntp_slope.c (NTP SLOPE in libperfclock.h, docs/percpu-horizon.md 4.3):
+ * is clk a clock NTP disciplines (use_clockid MONOTONIC, BOOTTIME,
+ * REALTIME, TAI)? h less PERFCLOCK_NTP_SLOPE_MARGIN_NS for such a clock,
+ * h for any other: horizon.c applies it where it publishes a horizon,
+ * horizon_percpu.c where it returns H_c. _info() turns EXACT into
+ * NTP_SLOPE and sets NTP_SLEW while an ADJ_TICK slew is on; the _name()
+ * calls name those (NULL: not theirs to name).
+ */
+int perfclock__ntp_disciplined(const struct perfclock *clk);
+uint64_t perfclock__ntp_slope_lower(const struct perfclock *clk, uint64_t h);
+void perfclock__ntp_slope_info(const struct perfclock *clk,
+			       struct perfclock_clock_info *info);
+const char *perfclock__ntp_slope_name(const struct perfclock_clock_info *info);
+const char *
+perfclock__ntp_slope_cpu_name(const struct perfclock_clock_info *info);
+/*
+ * An ADJ_TICK slew: adjtimex()'s tick against the nominal USER_TICK_USEC
+ * of user_hz (sysconf(_SC_CLK_TCK)), 0 if either is unknown; and the
+ * process's cached reading (one adjtimex(), modes 0, at most every
+ * 100 ms). The test hook injects a tick (0: the kernel's again).
+ */
+int perfclock__ntp_tick_slewing(long tick, long user_hz);
+int perfclock__ntp_slewing(void);
+void perfclock__ntp_slope_test_set_tick(long tick);
 
 #endif /* PERFCLOCK_HORIZON_INTERNAL_H */

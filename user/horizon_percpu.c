@@ -340,6 +340,7 @@ PERFCLOCK_API int perfclock_horizon_cpu_gen(struct perfclock *clk,
 	}
 	if (err)
 		return err;
+	*ns = perfclock__ntp_slope_lower(clk, *ns);	/* ntp_slope.c */
 	/* An older module fills no generation: its horizons never restart. */
 	if (!g)
 		g = 1;
@@ -385,6 +386,8 @@ perfclock_horizon_cpu_name(const struct perfclock_clock_info *info)
 {
 	if (!info || !(info->flags & PERFCLOCK_CLOCK_HORIZON_PERCPU))
 		return "none";
+	if (perfclock__ntp_slope_cpu_name(info))
+		return perfclock__ntp_slope_cpu_name(info);
 	switch (info->backend) {
 	case PERFCLOCK_BACKEND_DEVICE:
 		return (info->flags & PERFCLOCK_CLOCK_HORIZON_PERCPU_TSC_AUX) ?

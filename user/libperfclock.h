@@ -168,6 +168,8 @@
  *    tk_core under its seqcount (the data the system call reads, and the
  *    vDSO's copy written inside the same write section): the same
  *    NTP slope term as MONOTONIC's (docs/percpu-horizon.md, 4.3).
+ *    For both: exact except that term, PERFCLOCK_NTP_SLOPE_MARGIN_NS
+ *    taken off (NTP SLOPE below).
  *  - CLOCK_REALTIME, CLOCK_TAI: ktime_get_real_ns(),
  *    ktime_get_clocktai_ns(), the same seqcount, but they step when the
  *    clock is set (settimeofday(), ADJ_SETOFFSET, a leap second), and a
@@ -259,9 +261,11 @@ struct perfclock *perfclock_open(const char *path);
  * perf accepts). It also opens /dev/perfclock, silently, and keeps it if
  * the module hands out horizons: perfclock_horizon() is then exact for
  * this clockid too. No module, or one without horizons, is not an error:
- * the horizon is then membarrier's, exact, for CLOCK_MONOTONIC,
+ * the horizon is then membarrier's for CLOCK_MONOTONIC,
  * CLOCK_MONOTONIC_RAW and CLOCK_BOOTTIME (MEMBARRIER HORIZON above), the
- * estimate for the others or where the kernel has no barrier.
+ * estimate for the others or where the kernel has no barrier. Exact for
+ * CLOCK_MONOTONIC_RAW only: the others are exact except the NTP slope
+ * (NTP SLOPE below), the module's horizons for them too.
  * Errors: EINVAL for any other clock, ENOMEM.
  */
 struct perfclock *perfclock_open_clockid(int clockid);
@@ -432,9 +436,11 @@ enum perfclock_backend {
  */
 #define PERFCLOCK_CLOCK_SETTABLE	(1U << 3)
 /*
- * perfclock_horizon() is exact: the module or membarrier proves it.
- * Without this flag it returns an estimate (inflight_estimate_ns says
- * with what margin).
+ * perfclock_horizon() is exact: the module or membarrier proves it, for
+ * a clock with no NTP slope term (perf_clock(), CLOCK_MONOTONIC_RAW).
+ * Without this flag it is exact except the NTP slope
+ * (PERFCLOCK_CLOCK_HORIZON_NTP_SLOPE, NTP SLOPE below) or an estimate
+ * (inflight_estimate_ns says with what margin).
  */
 #define PERFCLOCK_CLOCK_HORIZON_EXACT	(1U << 4)
 /* perfclock_horizon() reads the page right now (no system call). */
@@ -457,13 +463,16 @@ enum perfclock_backend {
 
 /*
  * The exact horizon comes from membarrier(MEMBARRIER_CMD_GLOBAL), not
- * from the module (MEMBARRIER HORIZON above): set with HORIZON_EXACT.
+ * from the module (MEMBARRIER HORIZON above): set with HORIZON_EXACT or
+ * HORIZON_NTP_SLOPE.
  */
 #define PERFCLOCK_CLOCK_HORIZON_MEMBARRIER	(1U << 7)
 
 /*
  * perfclock_horizon_cpu() gives exact per-CPU horizons for this clock
- * (PER-CPU HORIZON below); without it, -EOPNOTSUPP there. (PERFCLOCK_0.3)
+ * (PER-CPU HORIZON below; CLOCK_MONOTONIC and CLOCK_BOOTTIME: exact
+ * except the NTP slope, NTP SLOPE below); without it, -EOPNOTSUPP
+ * there. (PERFCLOCK_0.3)
  */
 #define PERFCLOCK_CLOCK_HORIZON_PERCPU	(1U << 8)
 /*
@@ -471,6 +480,56 @@ enum perfclock_backend {
  * the CPU, with the module's page or perf's time_zero page. (0.3)
  */
 #define PERFCLOCK_CLOCK_HORIZON_PERCPU_TSC_AUX	(1U << 9)
+
+/*
+ * NTP SLOPE (0.3; ntp_slope.c; the derivation and the measurements:
+ * docs/percpu-horizon.md, section 4.3). A clock NTP disciplines
+ * (use_clockid CLOCK_MONOTONIC, CLOCK_BOOTTIME, CLOCK_REALTIME,
+ * CLOCK_TAI) has a term no horizon proof removes: when NTP lowers the
+ * clock's mult, a read of it taken with the old mult after the
+ * timekeeping update's clocksource read (kernel/time/timekeeping.c:
+ * timekeeping_advance(), before the copies are written) exceeds a record
+ * stamped AFTER the read, with the new mult, by
+ * B = ((c - c_r) * |dmult|) >> shift. The record comes after the read:
+ * no grace period, barrier or presence on its CPU orders that. It holds
+ * for every horizon of such a clock: membarrier's, the module's
+ * (ktime_get_mono_fast_ns() and the tk_core clocks), and H_c. Two plain
+ * clock_gettime(CLOCK_MONOTONIC) calls in a row go backwards by the same
+ * B. CLOCK_MONOTONIC_RAW (never NTP-adjusted) and perf_clock() do not
+ * have it: use CLOCK_MONOTONIC_RAW for use_clockid tools (perf record
+ * -k monotonic_raw) where exact is wanted.
+ *
+ * So every horizon of those clocks (perfclock_horizon*(),
+ * perfclock_horizon_cpu*(), the threaded reader's) has
+ * PERFCLOCK_NTP_SLOPE_MARGIN_NS taken off, and where the library would
+ * call it exact it says HORIZON_NTP_SLOPE ("exact except the NTP slope")
+ * and clears HORIZON_EXACT; the estimate (no module, no membarrier)
+ * stays an estimate, margin taken off too.
+ */
+#define PERFCLOCK_CLOCK_HORIZON_NTP_SLOPE	(1U << 10)
+/*
+ * An ADJ_TICK slew is on: adjtimex() (modes 0) reports a tick other than
+ * the nominal 1000000 / USER_HZ (chrony slews so; |dmult|/mult up to
+ * 10%, B measured up to 2.8 ms in an overcommitted VM). The horizons of
+ * an NTP-disciplined clock are then an ESTIMATE outright, whatever
+ * HORIZON_NTP_SLOPE says; only set for those clocks. Checked when info
+ * or a name is asked for (perfclock_get_info(), the *_name() calls), at
+ * most once every 100 ms per process: one adjtimex() system call, never
+ * on the horizon paths. A slew that starts later shows at the next
+ * check. (0.3)
+ */
+#define PERFCLOCK_CLOCK_HORIZON_NTP_SLEW	(1U << 11)
+/*
+ * The margin taken off every horizon of an NTP-disciplined clock: an
+ * ESTIMATE, not a bound. B <= W * rho + 1 ns, W the update's window
+ * (clocksource read to copy write, irqs off on the timekeeping CPU),
+ * rho = |dmult| / mult: 10 us covers rho <= 20% (a full ADJ_TICK swing)
+ * with W <= 50 us, a 100 ppm frequency step with W <= 100 ms, and the
+ * steady state (rho ~ 2e-7) for any W below 50 s. Nothing bounds W on a
+ * vCPU: a slew landing in a long stall was measured 280 times over it
+ * (docs/percpu-horizon.md 4.3).
+ */
+#define PERFCLOCK_NTP_SLOPE_MARGIN_NS	(10000ULL)	/* 10 us */
 
 struct perfclock_clock_info {
 	uint32_t backend;		/* enum perfclock_backend */
@@ -521,7 +580,10 @@ int perfclock_get_info(struct perfclock *clk,
 /*
  * What perfclock_horizon() is, from info's flags, for a tool to print at
  * start: "exact (module page)", "exact (module ioctl)", "exact
- * (membarrier)" or "estimate". A static string. (PERFCLOCK_0.2.1)
+ * (membarrier)" or "estimate"; with HORIZON_NTP_SLOPE "exact except NTP
+ * slope (membarrier)" (module page, module ioctl), and with
+ * HORIZON_NTP_SLEW too "estimate: ADJ_TICK slew (membarrier)" (...).
+ * A static string. (PERFCLOCK_0.2.1; NTP names 0.3)
  */
 const char *perfclock_horizon_name(const struct perfclock_clock_info *info);
 
@@ -563,7 +625,11 @@ const char *perfclock_horizon_name(const struct perfclock_clock_info *info);
  *    -> timekeeping_update(): update_vsyscall() first, then
  *    update_fast_timekeeper()), so it never returns a value the fast
  *    copies have not reached yet; the vDSO's copy can run ahead of them
- *    by an NTP frequency change (MEMBARRIER HORIZON above).
+ *    by an NTP frequency change (MEMBARRIER HORIZON above). That is
+ *    exact for CLOCK_MONOTONIC_RAW; for CLOCK_MONOTONIC and
+ *    CLOCK_BOOTTIME the tk_core read itself can be ahead of a later
+ *    stamp when NTP lowered mult: exact except the NTP slope, the margin
+ *    taken off (NTP SLOPE below).
  *  - perf's time_zero page (perfclock_open_perf_page(), or
  *    perfclock_open(NULL) without the module): rdtscp as above, with
  *    perf's own conversion; a CPU without rdtscp has none here.
@@ -628,8 +694,11 @@ int perfclock_horizon_cpu_gen(struct perfclock *clk, uint64_t *ns,
 /*
  * How perfclock_horizon_cpu() reads, from info's flags: "exact per-CPU
  * (module ioctl)", "exact per-CPU (module page, rdtscp)", "exact per-CPU
- * (clock_gettime + getcpu)", "exact per-CPU (perf page, rdtscp)", or
- * "none" (PERFCLOCK_CLOCK_HORIZON_PERCPU clear). perfclock_horizon_name()
+ * (clock_gettime + getcpu)" (CLOCK_MONOTONIC_RAW), "exact except NTP
+ * slope, per-CPU (clock_gettime + getcpu)" (CLOCK_MONOTONIC,
+ * CLOCK_BOOTTIME: NTP SLOPE above), "estimate per-CPU: ADJ_TICK slew
+ * (clock_gettime + getcpu)" (the same during a slew), "exact per-CPU
+ * (perf page, rdtscp)", or "none" (PERFCLOCK_CLOCK_HORIZON_PERCPU clear). perfclock_horizon_name()
  * goes on naming perfclock_horizon()'s. A static string.
  */
 const char *perfclock_horizon_cpu_name(const struct perfclock_clock_info *info);

@@ -49,6 +49,9 @@
  *    CPU three times running: CPU hotplug, a cpuset change) or whose
  *    clock stopped offering H_c (perf's page withdrew time_zero): it
  *    switches for good, counted in fallbacks.
+ *    For CLOCK_MONOTONIC and CLOCK_BOOTTIME both kinds above are exact
+ *    except the NTP slope, PERFCLOCK_NTP_SLOPE_MARGIN_NS taken off (NTP
+ *    SLOPE in libperfclock.h); CLOCK_MONOTONIC_RAW's are exact.
  *  - PERFCLOCK_READER_HORIZON_ESTIMATE: the same, but perfclock_horizon()
  *    is an estimate (no module, no membarrier: REALTIME, TAI), or an attr
  *    whose samples the PMU stamps itself (PEBS, perfclock_check_attr()):

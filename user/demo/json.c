@@ -37,11 +37,14 @@ void demo_write_json(struct demo *d, FILE *f, const struct kernel_counts *k,
 		", \"measured_skew_ns\": %" PRIu64 ", \"global\": %s},\n",
 		demo_clock_name(d), ci->skew_estimate_ns, ci->measured_skew_ns,
 		(ci->flags & PERFCLOCK_CLOCK_GLOBAL) ? "true" : "false");
-	fprintf(f, "  \"horizon\": {\"exact\": %s, \"source\": \"%s\", "
+	/* ntp_slope: exact except the NTP slope (libperfclock.h). */
+	fprintf(f, "  \"horizon\": {\"exact\": %s, \"ntp_slope\": %s, \"source\": \"%s\", "
 		"\"age_ns\": %" PRIu64 ", \"inflight_estimate_ns\": %" PRIu64
 		", \"round_age_p50_ns\": %" PRIu64 ", \"round_age_p99_ns\": %" PRIu64 "},\n",
 		(ci->flags & PERFCLOCK_CLOCK_HORIZON_EXACT) ? "true" : "false",
-		!(ci->flags & PERFCLOCK_CLOCK_HORIZON_EXACT) ? "estimate" :
+		(ci->flags & PERFCLOCK_CLOCK_HORIZON_NTP_SLOPE) ? "true" : "false",
+		!(ci->flags & (PERFCLOCK_CLOCK_HORIZON_EXACT |
+			       PERFCLOCK_CLOCK_HORIZON_NTP_SLOPE)) ? "estimate" :
 		(ci->flags & PERFCLOCK_CLOCK_HORIZON_PAGE) ? "page" : "ioctl",
 		ci->horizon_age_ns, ci->inflight_estimate_ns, hist_pct(&d->hz_age, 50),
 		hist_pct(&d->hz_age, 99));

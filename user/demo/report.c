@@ -296,7 +296,8 @@ static void print_tables(struct demo *d, FILE *f, const struct kernel_counts *k,
 		(ci->flags & PERFCLOCK_CLOCK_GLOBAL) ? ", global" : "",
 		demo_nr_cpus_traced(d), d->secs, d->rounds_total, d->rounds_total / d->secs,
 		d->opt.reverse ? "reverse" : "forward", d->opt.yield ? "+yield" : "");
-	if (ci->flags & PERFCLOCK_CLOCK_HORIZON_EXACT)
+	if (ci->flags & (PERFCLOCK_CLOCK_HORIZON_EXACT |
+			 PERFCLOCK_CLOCK_HORIZON_NTP_SLOPE))
 		fprintf(f, "  grace-period horizon (ours-gp): %s, %s old at the end; "
 			"at round starts p50 %s, p99 %s\n",
 			perfclock_horizon_name(ci), a,

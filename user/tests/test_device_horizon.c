@@ -240,10 +240,11 @@ void test_horizon_clockid(void)
 	lo = mono_now();
 	ok = c && perfclock_horizon(c, &h) == 0;
 	hi = mono_now();
+	/* CLOCK_MONOTONIC: every horizon less the NTP slope margin too. */
 	tap_ok(ok && n_mmap == bm &&
-	       h + PERFCLOCK_HORIZON_ESTIMATE_INFLIGHT_NS >= lo &&
-	       h + PERFCLOCK_HORIZON_ESTIMATE_INFLIGHT_NS <= hi,
-	       "clockid horizon: no device: clock_gettime - the in-flight estimate");
+	       h + PERFCLOCK_HORIZON_ESTIMATE_INFLIGHT_NS + PERFCLOCK_NTP_SLOPE_MARGIN_NS >= lo &&
+	       h + PERFCLOCK_HORIZON_ESTIMATE_INFLIGHT_NS + PERFCLOCK_NTP_SLOPE_MARGIN_NS <= hi,
+	       "clockid horizon: no device: clock_gettime - the in-flight estimate - the NTP slope margin");
 	ok = c && perfclock_get_info(c, &info) == 0;
 	tap_ok(ok && !(info.flags & PERFCLOCK_CLOCK_HORIZON_EXACT) &&
 	       info.inflight_estimate_ns == PERFCLOCK_HORIZON_ESTIMATE_INFLIGHT_NS,
@@ -266,7 +267,10 @@ void test_horizon_clockid(void)
 	       "clockid horizon: a module without horizons is closed again, estimate");
 	perfclock_close(c);
 
-	/* A device with horizons: exact, in this clock. */
+	/*
+	 * A device with horizons, in this clock: exact except the NTP slope
+	 * (CLOCK_MONOTONIC), each of the module's horizons less the margin.
+	 */
 	fake_reset();
 	devnode_present = 1;
 	fake_info.flags |= PERFCLOCK_INFO_HORIZON;
@@ -276,15 +280,17 @@ void test_horizon_clockid(void)
 	page.horizon_clockid_ns[CLOCK_MONOTONIC] = 123456789;
 	c = perfclock_open_clockid(CLOCK_MONOTONIC);
 	bh = n_get_horizon;
-	ok = c && perfclock_horizon(c, &h) == 0 && h == 123456789;
+	ok = c && perfclock_horizon(c, &h) == 0 && h == 123456789 - PERFCLOCK_NTP_SLOPE_MARGIN_NS;
 	tap_ok(ok && n_get_horizon == bh,
-	       "clockid horizon: the page's horizon_clockid_ns[CLOCK_MONOTONIC], no system call");
+	       "clockid horizon: the page's horizon_clockid_ns[CLOCK_MONOTONIC] less the NTP slope margin, no system call");
 	ok = c && perfclock_get_info(c, &info) == 0;
-	tap_ok(ok && (info.flags & PERFCLOCK_CLOCK_HORIZON_EXACT) &&
+	tap_ok(ok && !(info.flags & PERFCLOCK_CLOCK_HORIZON_EXACT) &&
+	       (info.flags & PERFCLOCK_CLOCK_HORIZON_NTP_SLOPE) &&
 	       (info.flags & PERFCLOCK_CLOCK_HORIZON_PAGE) &&
 	       info.backend == PERFCLOCK_BACKEND_CLOCKID &&
 	       info.clockid == CLOCK_MONOTONIC && info.inflight_estimate_ns == 0,
-	       "clockid horizon: get_info says exact, clockid backend");
+	       "clockid horizon: get_info says exact except the NTP slope, clockid backend (\"%s\")",
+	       ok ? perfclock_horizon_name(&info) : "-");
 	lo = mono_now();
 	ok = c && perfclock_read(c, &v) == 0;
 	hi = mono_now();
@@ -292,13 +298,13 @@ void test_horizon_clockid(void)
 	       "clockid horizon: reads stay clock_gettime's");
 	page.horizon_clockids = 0;
 	hz_answer = 223456789;
-	ok = c && perfclock_horizon(c, &h) == 0 && h == 223456789;
+	ok = c && perfclock_horizon(c, &h) == 0 && h == 223456789 - PERFCLOCK_NTP_SLOPE_MARGIN_NS;
 	tap_ok(ok && n_get_horizon == bh + 1 &&
 	       hz_asked.clockid == CLOCK_MONOTONIC && hz_asked.flags == 0,
 	       "clockid horizon: no bit for this clock on the page: GET_HORIZON with clockid CLOCK_MONOTONIC");
 	hz_answer = 323456789;
 	ok = c && perfclock_horizon_sync(c, PERFCLOCK_HORIZON_SYNC_EXPEDITED, &h) == 0;
-	tap_ok(ok && h == 323456789 && hz_asked.clockid == CLOCK_MONOTONIC &&
+	tap_ok(ok && h == 323456789 - PERFCLOCK_NTP_SLOPE_MARGIN_NS && hz_asked.clockid == CLOCK_MONOTONIC &&
 	       hz_asked.flags == PERFCLOCK_HORIZON_EXPEDITED,
 	       "clockid horizon_sync: expedited, in this clock");
 	bu = n_munmap;
@@ -311,7 +317,7 @@ void test_horizon_clockid(void)
 	fake_info.flags |= PERFCLOCK_INFO_HORIZON;
 	page.flags |= PERFCLOCK_PAGE_HORIZON_VALID;
 	page.horizon_clockids = 1U << CLOCK_MONOTONIC;
-	hz_answer = 42;
+	hz_answer = 42 + PERFCLOCK_NTP_SLOPE_MARGIN_NS;
 	c = perfclock_open_clockid(CLOCK_BOOTTIME);
 	ok = c && perfclock_horizon(c, &h) == 0 && h == 42;
 	tap_ok(ok && hz_asked.clockid == CLOCK_BOOTTIME,
@@ -520,7 +526,7 @@ void test_horizon_paravirt(void)
 		devnode_present = 1;
 		c = perfclock_open_clockid(CLOCK_MONOTONIC);
 		ok = c && perfclock_get_info(c, &info) == 0 &&
-		     (info.flags & PERFCLOCK_CLOCK_HORIZON_EXACT) &&
+		     (info.flags & PERFCLOCK_CLOCK_HORIZON_NTP_SLOPE) &&
 		     !!(info.flags & PERFCLOCK_CLOCK_HORIZON_HOST_PROMISE) == pv;
 		tap_ok(ok, "paravirt: CLOCK_MONOTONIC from the module, clocksource '%s': host promise %s",
 		       cs, pv ? "set" : "clear");

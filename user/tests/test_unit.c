@@ -48,6 +48,7 @@ int main(void)
 	test_settable_estimate();
 	test_membarrier();
 	test_percpu();
+	test_ntp_slope();
 	scenario_schuchart();
 	scenario_ahern();
 	scenario_inflight();

@@ -14,6 +14,9 @@ void test_settable_estimate(void);
 /* unit_percpu.c */
 void test_percpu(void);
 
+/* unit_ntp_slope.c */
+void test_ntp_slope(void);
+
 /* unit_membarrier.c */
 void test_membarrier(void);
 

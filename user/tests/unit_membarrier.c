@@ -78,23 +78,34 @@ static int horizon_moves(struct perfclock *c, uint64_t than, uint64_t *h)
 /* The choice: which clock gets the membarrier horizon, which the estimate. */
 static void test_choice(void)
 {
+	/*
+	 * exact: 2 exact, 1 exact except the NTP slope (ntp_slope.c: EXACT
+	 * clear, NTP_SLOPE set; NTP_SLEW too while an ADJ_TICK slew is on,
+	 * named an estimate then), 0 the estimate.
+	 */
 	static const struct { int id; const char *name; int exact; } ids[] = {
 		{ CLOCK_MONOTONIC, "CLOCK_MONOTONIC", 1 },
-		{ CLOCK_MONOTONIC_RAW, "CLOCK_MONOTONIC_RAW", 1 },
+		{ CLOCK_MONOTONIC_RAW, "CLOCK_MONOTONIC_RAW", 2 },
 		{ CLOCK_BOOTTIME, "CLOCK_BOOTTIME", 1 },
 		{ CLOCK_REALTIME, "CLOCK_REALTIME (steps when set)", 0 },
 		{ CLOCK_TAI, "CLOCK_TAI (steps when set)", 0 },
 	};
 	struct perfclock_clock_info info;
 	struct perfclock *c;
+	const char *want;
 	size_t i;
 	int ok;
 
 	for (i = 0; i < sizeof(ids) / sizeof(ids[0]); i++) {
 		c = perfclock_open_clockid(ids[i].id);
 		ok = info_of(c, &info) == 0;
-		if (ids[i].exact)
+		want = (info.flags & PERFCLOCK_CLOCK_HORIZON_NTP_SLEW) ?
+		       "estimate: ADJ_TICK slew (membarrier)" :
+		       "exact except NTP slope (membarrier)";
+		if (ids[i].exact == 2)
 			tap_ok(ok && (info.flags & PERFCLOCK_CLOCK_HORIZON_EXACT) &&
+			       !(info.flags & (PERFCLOCK_CLOCK_HORIZON_NTP_SLOPE |
+					       PERFCLOCK_CLOCK_HORIZON_NTP_SLEW)) &&
 			       (info.flags & PERFCLOCK_CLOCK_HORIZON_MEMBARRIER) &&
 			       info.inflight_estimate_ns == 0 &&
 			       !strcmp(perfclock_horizon_name(&info),
@@ -102,8 +113,18 @@ static void test_choice(void)
 			       "membarrier: %s without the module: exact, from membarrier (\"%s\", age %llu ns)",
 			       ids[i].name, ok ? perfclock_horizon_name(&info) : "-",
 			       ok ? (unsigned long long)info.horizon_age_ns : 0ULL);
+		else if (ids[i].exact == 1)
+			tap_ok(ok && !(info.flags & PERFCLOCK_CLOCK_HORIZON_EXACT) &&
+			       (info.flags & PERFCLOCK_CLOCK_HORIZON_NTP_SLOPE) &&
+			       (info.flags & PERFCLOCK_CLOCK_HORIZON_MEMBARRIER) &&
+			       info.inflight_estimate_ns == 0 &&
+			       !strcmp(perfclock_horizon_name(&info), want),
+			       "membarrier: %s without the module: from membarrier, exact except the NTP slope (\"%s\", age %llu ns)",
+			       ids[i].name, ok ? perfclock_horizon_name(&info) : "-",
+			       ok ? (unsigned long long)info.horizon_age_ns : 0ULL);
 		else
 			tap_ok(ok && !(info.flags & PERFCLOCK_CLOCK_HORIZON_EXACT) &&
+			       !(info.flags & PERFCLOCK_CLOCK_HORIZON_NTP_SLOPE) &&
 			       !(info.flags & PERFCLOCK_CLOCK_HORIZON_MEMBARRIER) &&
 			       !strcmp(perfclock_horizon_name(&info), "estimate"),
 			       "membarrier: %s without the module: the estimate, not exact",
@@ -132,7 +153,11 @@ static void test_choice(void)
 	tap_ok(ok, "membarrier: perfclock_horizon_name() names the module's page and ioctl");
 }
 
-/* The horizon itself, on CLOCK_MONOTONIC. */
+/*
+ * The horizon itself, on CLOCK_MONOTONIC_RAW: the clock it is exact for
+ * (CLOCK_MONOTONIC's is the same less PERFCLOCK_NTP_SLOPE_MARGIN_NS:
+ * unit_ntp_slope.c).
+ */
 static void test_horizon(void)
 {
 	uint64_t h, h2, prev = 0, after, before, hs;
@@ -140,13 +165,13 @@ static void test_horizon(void)
 	struct perfclock *c;
 
 	threads0 = nr_threads();
-	c = perfclock_open_clockid(CLOCK_MONOTONIC);
-	if (!tap_ok(c != NULL, "membarrier: CLOCK_MONOTONIC opens"))
+	c = perfclock_open_clockid(CLOCK_MONOTONIC_RAW);
+	if (!tap_ok(c != NULL, "membarrier: CLOCK_MONOTONIC_RAW opens"))
 		return;
 	threads1 = nr_threads();
-	before = now_ns(CLOCK_MONOTONIC);
+	before = now_ns(CLOCK_MONOTONIC_RAW);
 	ok = perfclock_horizon(c, &h) == 0;
-	after = now_ns(CLOCK_MONOTONIC);
+	after = now_ns(CLOCK_MONOTONIC_RAW);
 	threads2 = nr_threads();
 	/* The first call proved one here: a read taken during the call. */
 	tap_ok(ok && before <= h && h <= after && threads1 == threads0 &&
@@ -157,7 +182,7 @@ static void test_horizon(void)
 
 	for (i = 0; i < 2000 && ok; i++) {
 		ok = perfclock_horizon(c, &h) == 0;
-		after = now_ns(CLOCK_MONOTONIC);
+		after = now_ns(CLOCK_MONOTONIC_RAW);
 		if (h > after || h < prev)
 			below++;
 		prev = h;
@@ -169,9 +194,9 @@ static void test_horizon(void)
 	tap_ok(ok, "membarrier: the helper thread moves the horizon (%llu ns later)",
 	       ok ? (unsigned long long)(h2 - h) : 0ULL);
 
-	before = now_ns(CLOCK_MONOTONIC);
+	before = now_ns(CLOCK_MONOTONIC_RAW);
 	ok = perfclock_horizon_sync(c, 0, &hs) == 0;
-	after = now_ns(CLOCK_MONOTONIC);
+	after = now_ns(CLOCK_MONOTONIC_RAW);
 	tap_ok(ok && before <= hs && hs <= after && hs >= h2,
 	       "membarrier: horizon_sync is a read taken during the call, after the barriers (%llu ns in the call)",
 	       (unsigned long long)(after - before));
@@ -316,9 +341,9 @@ static void test_skip_switch(void)
 	int ok;
 
 	perfclock_mb__test_set_mode(PERFCLOCK_MB_TEST_SKIP_BARRIER);
-	c = perfclock_open_clockid(CLOCK_MONOTONIC);
+	c = perfclock_open_clockid(CLOCK_MONOTONIC_RAW);
 	perfclock_mb__test_set_mode(PERFCLOCK_MB_TEST_NORMAL);
-	before = now_ns(CLOCK_MONOTONIC);
+	before = now_ns(CLOCK_MONOTONIC_RAW);
 	ok = c && perfclock_horizon(c, &h) == 0;
 	tap_ok(ok && h >= before,
 	       "membarrier: SKIP_BARRIER (test only): the horizon is a bare read at the call");
