@@ -9,7 +9,8 @@
 #     selftests/, patches/, fuzz/, bench/, examples/: C, headers, the perf
 #     patches), else, for the kernel's own perf_*() functions the docs
 #     cite, in the kernel's include/linux and kernel/events of Debian's
-#     linux-source-6.1 (extracted once into build/ksrc-docs). A name
+#     linux-source-6.1, its trace_event_perf.c, trace_events.h and perf's
+#     util/session.h (extracted once into build/ksrc-docs). A name
 #     found nowhere fails, with the file and line that names it.
 #  2. README.md's "Write a tool" code is examples/tracer.c's: each piece
 #     between "..." lines appears in the file, whole and in order.
@@ -42,7 +43,10 @@ kernel_src() {
 		tar -xJf "$TARBALL" -C "$KDOCS" --strip-components=1 --wildcards \
 			'linux-source-6.1/kernel/events/*' \
 			'linux-source-6.1/include/linux/perf_event.h' \
-			'linux-source-6.1/include/uapi/linux/perf_event.h' &&
+			'linux-source-6.1/include/uapi/linux/perf_event.h' \
+			'linux-source-6.1/include/linux/trace_events.h' \
+			'linux-source-6.1/kernel/trace/trace_event_perf.c' \
+			'linux-source-6.1/tools/perf/util/session.h' &&
 		echo "$stamp" > "$KDOCS/.stamp"
 }
 
