@@ -67,7 +67,7 @@ int main(int argc, char **argv)
 	/* perf_clock(): the module, else perf's own page; else a clockid. */
 	clk = perfclock_open(NULL);
 	if (!clk)
-		clk = perfclock_open_clockid(CLOCK_MONOTONIC);
+		clk = perfclock_open_clockid(CLOCK_MONOTONIC_RAW);
 	if (!clk)
 		return perror("perfclock_open"), 1;
 	memset(attrs, 0, sizeof(attrs));
