@@ -8,6 +8,9 @@
 # and when a boot is retried.
 #
 #   guest_kernel            KDIR -> KVER -> VMLINUZ, installing the image
+#   use_kernel SPEC         the same for a kernel named by series (6.12),
+#                           release or build tree, installing it
+#   kernel_label KVER       6.1, 6.12, 6.12-rt-amd64: a TAP prefix's name
 #   boot REGIME OUT [...]   one guest run of scripts/vm.sh in REGIME
 #
 # Environment: GUEST_TIMEOUT (seconds per boot on top of what the payload
@@ -36,6 +39,51 @@ guest_kernel() {
 		return 1
 	fi
 	[ -e "$VMLINUZ" ] || "$vm_lib_dir/deps.sh" "image:$KVER" >&2
+}
+
+# use_kernel SPEC: the kernel a check runs on, named the way the Makefile's
+# KVER= and KDIR= name it (CHECK_KERNELS): a series (6.1, 6.12: the newest
+# of that series apt offers, cloud flavour, image and headers installed
+# by scripts/deps.sh kernel:SERIES:cloud-amd64), a release
+# (6.12.118+deb12-rt-amd64: its headers must be installed), or a kernel
+# build tree. Sets KDIR, KVER, VMLINUZ as guest_kernel does, and KLABEL
+# (kernel_label). Fails, saying why on stderr.
+use_kernel() {
+	local spec=$1 rel
+	case $spec in
+	/*) KDIR=$spec ;;
+	[0-9]*.[0-9]*.*) KDIR=/lib/modules/$spec/build ;;
+	[0-9]*.[0-9]*)
+		rel=$("$vm_lib_dir/deps.sh" --release "$spec:cloud-amd64") &&
+			"$vm_lib_dir/deps.sh" "kernel:$spec:cloud-amd64" >&2 || return 1
+		KDIR=/lib/modules/$rel/build ;;
+	*) echo "perfclock: '$spec' names no kernel (a series such as 6.12, a release, or a directory)" >&2
+	   return 1 ;;
+	esac
+	if [ ! -e "$KDIR/Makefile" ]; then
+		echo "perfclock: no kernel build tree at $KDIR (install its linux-headers package)" >&2
+		return 1
+	fi
+	guest_kernel || return 1
+	# shellcheck disable=SC2034 # for the caller
+	KLABEL=$(kernel_label "$KVER")
+}
+
+# kernel_label KVER: the series, and the flavour unless it is the cloud
+# one make check boots by default: 6.1.0-57-cloud-amd64 -> 6.1,
+# 6.12.118+deb12-rt-amd64 -> 6.12-rt-amd64; another kernel's release as
+# it is.
+kernel_label() {
+	local series flavour
+	series=$(sed -n 's/^\([0-9]*\.[0-9]*\)[.-].*/\1/p' <<<"$1")
+	flavour=$(sed -n 's/^[0-9.]*\(-[0-9]*\|+deb[0-9]*\)-\([a-z].*\)$/\2/p' <<<"$1")
+	if [ -z "$series" ] || [ -z "$flavour" ]; then
+		echo "$1"
+	elif [ "$flavour" = cloud-amd64 ]; then
+		echo "$series"
+	else
+		echo "$series-$flavour"
+	fi
 }
 
 # console_text CONSOLE_LOG: the log's printable text (a serial console
