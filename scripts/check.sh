@@ -29,7 +29,8 @@
 #                 regime, on the first kernel
 #   vm            scripts/vm.sh's own behaviour: --silence-timeout stops a
 #                 quiet guest and leaves a chatty one alone, --hold-events
-#                 holds what the kernel has, on each kernel
+#                 holds what the kernel has (on the first kernel), a guest
+#                 not in the clock regime asked for fails (on each kernel)
 # Arguments pick sections (lint, user, stress, demo, guest, demo-guest,
 # vm; long is demo-guest and vm); none means lint user stress demo guest.
 # KERNEL is a label (6.1, 6.12, 6.12-rt-amd64: kernel_label in
@@ -242,7 +243,7 @@ printf '%s\n' '#!/bin/sh' 'pid=$(pidof hold-patch-sites)' \
 chmod +x "$quiet/run.sh" "$chatty/run.sh"
 t0=$(date +%s)
 scripts/vm.sh --kernel "$VMLINUZ" --payload "$quiet" --out build/guest/silent --regime stable \
-	--smp 2 --silence-timeout 15 > "$log/silent.out" 2>&1
+	--append tsc=reliable --smp 2 --silence-timeout 15 > "$log/silent.out" 2>&1
 st=$?
 t=$(( $(date +%s) - t0 ))
 grep -q 'silent for 15s after reaching its payload: stopped' "$log/silent.out" && [ $st -eq 2 ] && [ $t -lt 110 ]
@@ -250,7 +251,7 @@ result $? "vm: vm.sh --silence-timeout 15 stops a guest whose payload went quiet
 FROZEN_SECONDS=15 guest_froze build/guest/silent
 result $? "vm: boot() takes that guest for frozen (guest_froze)"
 scripts/vm.sh --kernel "$VMLINUZ" --payload "$chatty" --out build/guest/chatty --regime stable \
-	--smp 2 --silence-timeout 30 --hold-events "sched:sched_switch context-switches nosuch:event" \
+	--append tsc=reliable --smp 2 --silence-timeout 30 --hold-events "sched:sched_switch context-switches nosuch:event" \
 	> "$log/chatty.out" 2>&1
 st=$?
 result $st "vm: vm.sh --silence-timeout 30 leaves alone a payload that writes every 5 s for 40 s (status $st)"
@@ -265,6 +266,20 @@ out=$(scripts/vm.sh --kernel "$VMLINUZ" --payload "$chatty" --out build/guest/ch
 st=$?
 [ $st -eq 64 ] && printf '%s\n' "$out" | grep -q 'not a list of event names'
 result $? "vm: vm.sh --hold-events refuses what is not a list of event names (status $st)" "$out"
+# The regime check of vm.sh's /init, on each kernel: a guest asked for
+# the unstable regime and booted with tsc=reliable is not in it.
+wrong=build/guest/payload-wrong-regime
+mkdir -p "$wrong"
+printf '#!/bin/sh\necho "# payload ran"\n' > "$wrong/run.sh"
+for i in "${!kvers[@]}"; do
+	scripts/vm.sh --kernel "/boot/vmlinuz-${kvers[$i]}" --payload "$wrong" --out build/guest/wrong-regime \
+		--regime unstable --append tsc=reliable --smp 2 > "$log/wrong-regime.out" 2>&1
+	st=$?
+	[ $st -eq 1 ] && grep -q '^not ok - init: the guest runs in the unstable regime (clocksource tsc' "$log/wrong-regime.out" &&
+		grep -q 'not in the unstable regime its command line asks for' "$log/wrong-regime.out"
+	result $? "vm-${klabels[$i]}: vm.sh fails a guest asked for the unstable regime and booted with tsc=reliable (status $st)" \
+		"$(cat "$log/wrong-regime.out")"
+done
 timed vm
 
 finish

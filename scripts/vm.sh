@@ -23,7 +23,10 @@
 #   --regime        stable or unstable: the clock regime the command line
 #                   asks for (boot() in scripts/vm-lib.sh passes its
 #                   option with --append), exported to the payload as
-#                   PERFCLOCK_REGIME
+#                   PERFCLOCK_REGIME, and checked: /init writes one TAP
+#                   line before the payload's, "ok - init: ..." when the
+#                   kernel is in that regime, "not ok" (and vm.sh exits
+#                   1) when not
 #   --append        appended to the kernel command line (may be repeated)
 #   --smp/--mem     guest CPUs (default 4) and MiB of RAM (default 1024)
 #   --timeout       seconds for the whole guest run (default 900)
@@ -244,6 +247,21 @@ if [ "$PERFCLOCK_REGIME" = stable ]; then
 		sleep 0.1
 	done
 fi
+# The regime asked for must be the one the payload runs in, or its
+# results are the other regime's: a 6.12 guest booted without tsc=reliable
+# kept a stable sched_clock and the TSC clocksource, where 6.1's found
+# the TSC unsynchronized (docs/kernel-compat.md). Stable: the tsc
+# clocksource, and sched_clock's last word "Marking stable"; unstable:
+# neither (tsc=unstable on the command line: never marked stable).
+now=$(cat $cs)
+said=$(dmesg | grep -o 'sched_clock: Marking [a-z]*' | tail -n 1)
+if [ "$PERFCLOCK_REGIME" = stable ]; then
+	[ "$now" = tsc ] && [ "$said" = 'sched_clock: Marking stable' ]
+else
+	[ "$now" != tsc ] && [ "$now" != tsc-early ] && [ "$said" != 'sched_clock: Marking stable' ]
+fi
+st=$?
+echo "$( [ $st -eq 0 ] || echo 'not ')ok - init: the guest runs in the $PERFCLOCK_REGIME regime (clocksource $now, kernel: ${said:-no sched_clock line})" >/dev/ttyS1
 export PERFCLOCK_REGIME
 cd /payload
 # scripts/vm.sh and boot() (scripts/vm-lib.sh) look for this line.
@@ -351,6 +369,7 @@ raise() { # keep the most serious status: 2 > 3 > 1 > 0
 }
 
 marker=$(tr -d '\r' <"$payload_log" | grep -aoE 'PERFCLOCK-GUEST-DONE rc=[0-9]+$' | tail -n 1 || true)
+regime_line=$(tr -d '\r' <"$payload_log" | grep -a -m 1 -E '^(not )?ok - init: the guest runs in' || true)
 guest_rc=${marker#PERFCLOCK-GUEST-DONE rc=}
 
 if [ "$boot_expired" -eq 1 ]; then
@@ -385,6 +404,10 @@ if tr -d '\r' <"$console_log" | grep -aEq "$problems"; then
 	raise 3
 fi
 
+if [ "${regime_line#not ok}" != "$regime_line" ]; then
+	note "the guest is not in the $regime regime its command line asks for: ${regime_line#not ok - init: }"
+	raise 1
+fi
 if [ -n "$marker" ] && [ "$guest_rc" != 0 ]; then
 	note "payload run.sh exited with rc=$guest_rc"
 	raise 1
