@@ -7,7 +7,11 @@
 #                        events (in QEMU guests when this kernel can't load
 #                        modules); installs missing packages
 #   make check           lint, host tests, and the selftests in QEMU guests
-#                        (both clock regimes); installs missing packages
+#                        (both clock regimes, 4 vCPUs and 8 overcommitted)
+#                        on 6.1 and 6.12; installs missing packages
+#   make check-kernels   what make check leaves out to stay under ten
+#                        minutes: the demo's guests, vm.sh's own tests
+#                        (scripts/check.sh says which)
 #   make bench           benchmarks (guest clock paths, library queue)
 #   make install         library, headers, pkg-config (PREFIX=, DESTDIR=)
 #   make dkms-install    install the module with DKMS (root; KERNELRELEASE=
@@ -20,14 +24,16 @@
 #   make check-deb       the library's packages: contents, lintian, symbols,
 #                        installed on this host, a client built with
 #                        pkg-config against them, purged (root)
-#   make check-dkms      DKMS on cloud-amd64, amd64 and rt-amd64, each
-#                        module booted and tested in QEMU (root)
+#   make check-dkms      DKMS on cloud-amd64, amd64 and rt-amd64 of 6.1 and
+#                        6.12, each module booted and tested in QEMU
+#                        (root); KVER=SERIES or KVER=RELEASE for fewer
 #   make fuzz            the module's interface fuzzer and init fault sweep
 #                        (fuzz/module, for the debug guest: check-debug)
 #   make check-debug     the selftests, the interface fuzzer and init fault
 #                        injection under a debug kernel (KASAN, lockdep,
 #                        UBSAN, kmemleak) built from linux-source-6.1 and
-#                        cached in /var/cache/perfclock; FUZZ_SECONDS=
+#                        cached in /var/cache/perfclock; FUZZ_SECONDS=;
+#                        6.1 only (KVER=6.12 is refused)
 #   make check-perf      perf itself as the client: every step of
 #                        patches/perf/ on linux-source-6.1 built with
 #                        WERROR=1 with and without libperfclock (cached in
@@ -49,7 +55,10 @@
 #                   installed Debian headers
 # make check and make check-kernels run their guests on 6.1 and on the
 # newest 6.12 (installing it) when no kernel is named, on the named one
-# alone when it is (scripts/check.sh, CHECK_KERNELS).
+# alone when it is (scripts/check.sh, CHECK_KERNELS). make demo, make
+# bench and make check-perf boot the named kernel (a series not yet
+# installed is installed: guest_kernel in scripts/vm-lib.sh); make
+# check-dkms takes KVER= alone (DKMS builds against /lib/modules/KVER).
 
 VERSION := $(shell cat $(CURDIR)/VERSION)
 
