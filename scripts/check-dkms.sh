@@ -34,7 +34,9 @@
 # Environment: SERIES (default "6.1 6.12"; KVER=SERIES, as make check-dkms
 # KVER=6.12 passes it, names one), FLAVOURS (default "cloud-amd64 amd64
 # rt-amd64"): every flavour of every series; KVER=RELEASE instead names
-# one installed kernel (its image and headers must be installed). REGIMES
+# one installed kernel (its image and headers must be installed);
+# DKMS_KERNELS, a list of SERIES:FLAVOUR, names the kernels outright
+# (.ci/run's subset). REGIMES
 # (default "stable unstable"), GUEST_TIMEOUT (seconds per boot, default
 # 900, scripts/vm-lib.sh), DEB=0 to skip steps 6 and 7.
 #
@@ -95,6 +97,7 @@ for sr in $SERIES; do
 	for f in $FLAVOURS; do specs+=("$sr:$f"); done
 done
 [ -n "$SERIES" ] || specs=("$KVER")
+[ -z "${DKMS_KERNELS:-}" ] || read -ra specs <<< "$DKMS_KERNELS"
 for spec in "${specs[@]}"; do
 	case $spec in *:*) groups+=("kernel:$spec") ;; esac
 done
