@@ -154,18 +154,31 @@ st=$?
 result $st "dkms: scripts/dkms.sh install (dkms add, build, install for ${kvers[*]}) in $(($(date +%s) - t))s"
 [ $st -eq 0 ] || { scripts/dkms.sh remove >/dev/null 2>&1; finish; }
 
+# The suffix of the kernel's own modules: Debian's 6.12 compresses them
+# (CONFIG_MODULE_COMPRESS_XZ, with CONFIG_MODULE_DECOMPRESS to load them),
+# 6.1 does not, and dkms installs ours the same way.
+ko_suffix() {
+	case $(grep -E '^CONFIG_MODULE_COMPRESS_(XZ|ZSTD|GZIP)=y' "/boot/config-$1") in
+	*XZ*) echo .xz ;;
+	*ZSTD*) echo .zst ;;
+	*GZIP*) echo .gz ;;
+	esac
+}
+
+declare -A kofile=()
 for f in "${labels[@]}"; do
 	k=${kver[$f]}
-	ko=/lib/modules/$k/updates/dkms/$name.ko
+	ko=/lib/modules/$k/updates/dkms/$name.ko$(ko_suffix "$k")
+	kofile[$f]=$ko
 	check "dkms $f: dkms status says $name/$version installed on $k" \
 		grep -q "^$name/$version, $k, [^:]*: installed" <(dkms status $name)
-	check "dkms $f: $ko exists" test -f "$ko"
+	check "dkms $f: $ko exists, compressed as the kernel's own modules are" test -f "$ko"
 	v=$(modinfo -F version "$ko" 2>/dev/null)
 	result $([ "$v" = "$version" ]; echo $?) "dkms $f: its version is VERSION ($version; got '$v')"
 	v=$(modinfo -F vermagic "$ko" 2>/dev/null)
 	result $([ "${v%% *}" = "$k" ]; echo $?) "dkms $f: its vermagic is $k (got '${v%% *}')"
-	check "dkms $f: modules.dep has updates/dkms/$name.ko" \
-		grep -q "^updates/dkms/$name\.ko:" "/lib/modules/$k/modules.dep"
+	check "dkms $f: modules.dep has ${ko#/lib/modules/"$k"/}" \
+		grep -qF "${ko#/lib/modules/"$k"/}:" "/lib/modules/$k/modules.dep"
 	v=$(modprobe -S "$k" --show-depends $name 2>/dev/null)
 	result $([ "$v" = "insmod $ko " ] || [ "$v" = "insmod $ko" ]; echo $?) \
 		"dkms $f: modprobe -S $k resolves $name to it ($v)"
@@ -186,7 +199,7 @@ for f in "${labels[@]}"; do
 	for t in $tests; do cp "build/selftests/$t" "$g/payload/"; done
 	cp scripts/guest/dkms.sh "$g/payload/run.sh"
 	cp VERSION "$g/payload/VERSION"
-	cp "/lib/modules/$k/updates/dkms/$name.ko" "$g/root/lib/modules/$k/updates/dkms/"
+	cp "${kofile[$f]}" "$g/root/lib/modules/$k/updates/dkms/"
 	cp /lib/modules/"$k"/modules.* "$g/root/lib/modules/$k/"
 	for regime in $REGIMES; do
 		t=$(date +%s)
@@ -232,7 +245,7 @@ result $st "deb: dpkg -i $(basename "$deb")"
 grep -E '^(Building for|Building initial|.*installed|Module build)' "$log/deb-install.log" | sed 's/^/# /'
 installed=$(dkms status $name 2>/dev/null | grep -c ": installed")
 result $([ "$installed" -ge 1 ]; echo $?) "deb: its postinst built and installed $name through dkms ($installed kernels)"
-left=$(find /lib/modules -path '*/updates/dkms/perfclock.ko' | head -n 1)
+left=$(find /lib/modules -path '*/updates/dkms/perfclock.ko*' | head -n 1)
 result $([ -n "$left" ]; echo $?) "deb: ${left:-no perfclock.ko} is installed"
 check "deb: the perfclock group exists (sysusers.d)" getent group perfclock
 dpkg_waiting --purge perfclock-dkms >"$log/deb-purge.log" 2>&1
