@@ -23,8 +23,8 @@ echo "# kernel: $(cat /proc/version)"
 
 echo "# === dkms module"
 check "kernel $kver has the DKMS module at $ko" test -f "$ko"
-check "modules.dep lists updates/dkms/perfclock.ko" \
-	grep -q '^updates/dkms/perfclock\.ko:' "/lib/modules/$kver/modules.dep"
+check "modules.dep lists ${ko#/lib/modules/"$kver"/}" \
+	grep -qF "${ko#/lib/modules/"$kver"/}:" "/lib/modules/$kver/modules.dep"
 check "the module is not loaded before modprobe" test ! -e /sys/module/perfclock
 
 dmesg -c >/dev/null
@@ -56,7 +56,13 @@ for t in perfclock_ioctl_test perfclock_ioctl_test_32 perfclock_page_test \
 	"./$t" || rc=1
 done
 echo "# === dkms module"
-log_clean "the selftests"
+# busybox modprobe hands a compressed module to finit_module() first,
+# without MODULE_INIT_COMPRESSED_FILE; the kernel says so, once, and
+# busybox then unpacks it and loads it with init_module().
+case $ko in
+*.xz) log_clean "the selftests" '^<3>\[ *[0-9.]*\] Invalid ELF header magic: != ELF$' ;;
+*)    log_clean "the selftests" ;;
+esac
 
 check "modprobe -r perfclock" modprobe -r perfclock
 check "the module is gone after modprobe -r" test ! -e /sys/module/perfclock
