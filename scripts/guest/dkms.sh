@@ -57,10 +57,11 @@ for t in perfclock_ioctl_test perfclock_ioctl_test_32 perfclock_page_test \
 done
 echo "# === dkms module"
 # busybox modprobe hands a compressed module to finit_module() first,
-# without MODULE_INIT_COMPRESSED_FILE; the kernel says so, once, and
-# busybox then unpacks it and loads it with init_module().
+# without MODULE_INIT_COMPRESSED_FILE; the kernel says so, once
+# ("Invalid ELF header magic: != \177ELF"), and busybox then unpacks it
+# and loads it with init_module().
 case $ko in
-*.xz) log_clean "the selftests" '^<3>\[ *[0-9.]*\] Invalid ELF header magic: != ELF$' ;;
+*.xz) log_clean "the selftests" '^<3>\[ *[0-9.]*\] Invalid ELF header magic: != .ELF$' ;;
 *)    log_clean "the selftests" ;;
 esac
 
