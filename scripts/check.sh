@@ -51,8 +51,13 @@
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 
-sections=${*:-lint user stress demo guest}
-sections=${sections//long/guest-long demo-guest vm}
+sections=
+for s in ${*:-lint user stress demo guest}; do
+	case $s in
+	long) sections+=" guest-long demo-guest vm" ;;
+	*)    sections+=" $s" ;;
+	esac
+done
 want() { case " $sections " in *" $1 "*) return 0 ;; esac; return 1; }
 . scripts/tap-lib.sh
 . scripts/vm-lib.sh
