@@ -51,11 +51,12 @@
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 
+[ $# -gt 0 ] || set -- lint user stress demo guest
 sections=
-for s in ${*:-lint user stress demo guest}; do
-	case $s in
+for section in "$@"; do
+	case $section in
 	long) sections+=" guest-long demo-guest vm" ;;
-	*)    sections+=" $s" ;;
+	*)    sections+=" $section" ;;
 	esac
 done
 want() { case " $sections " in *" $1 "*) return 0 ;; esac; return 1; }
