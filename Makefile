@@ -10,9 +10,9 @@
 #                        (both clock regimes, 4 vCPUs and 8 overcommitted)
 #                        on 6.1 and 6.12; installs missing packages
 #   make check-kernels   what make check leaves out to stay under ten
-#                        minutes: 6.1's unstable selftest guest, the
-#                        demo's guests, vm.sh's own tests (scripts/check.sh
-#                        says which)
+#                        minutes: 6.1's unstable selftest guest and its
+#                        overcommit guests, the demo's guests, vm.sh's
+#                        own tests (scripts/check.sh says which)
 #   make bench           benchmarks (guest clock paths, library queue)
 #   make install         library, headers, pkg-config (PREFIX=, DESTDIR=)
 #   make dkms-install    install the module with DKMS (root; KERNELRELEASE=

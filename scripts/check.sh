@@ -25,10 +25,11 @@
 #                 selftests/run_overcommit.sh in an 8-vCPU guest
 # What `make check` leaves out to stay under ten minutes on a new 2-core
 # machine, `make check-kernels` runs (section long, in .ci/run):
-#   guest-long    the first kernel's selftest guest in the unstable regime
-#                 when there are two kernels or more (6.1's, the most
-#                 expensive guest; the unstable regime runs in make check
-#                 on 6.12)
+#   guest-long    when there are two kernels or more, the first kernel's
+#                 (6.1's) selftest guest in the unstable regime, the most
+#                 expensive guest, and its two overcommit guests; the
+#                 unstable regime and the overcommit guests run in make
+#                 check on 6.12
 #   demo-guest    scripts/check-demo.sh guest: demo_flush in a guest per
 #                 regime, on the first kernel
 #   vm            scripts/vm.sh's own behaviour: --silence-timeout stops a
@@ -196,6 +197,12 @@ long_guest() {
 	[ "$1" -eq 0 ] && [ "$2" = unstable ] && [ ${#kvers[@]} -gt 1 ]
 }
 
+# Whether kernel number $1's overcommit guests are guest-long's: the
+# first kernel's, when another one keeps the property in make check.
+long_overcommit() {
+	[ "$1" -eq 0 ] && [ ${#kvers[@]} -gt 1 ]
+}
+
 if want guest || want guest-long; then
 	for i in "${!kvers[@]}"; do
 		k=${kvers[$i]}
@@ -219,12 +226,17 @@ if want guest || want guest-long; then
 	done
 fi
 
-if want guest; then
+if want guest || want guest-long; then
 	# The overcommitted guest: 8 vCPUs on this machine's 2 cores, where a
 	# vCPU stalls between stamping a record and committing it. The
 	# horizon test there must see the bare clock read deliver late
 	# records, and the horizon none.
 	for i in "${!kvers[@]}"; do
+		if long_overcommit "$i"; then
+			want guest-long || continue
+		else
+			want guest || continue
+		fi
 		k=${kvers[$i]}
 		over=build/guest/payload-overcommit-$k
 		rm -rf "$over" && mkdir -p "$over"
