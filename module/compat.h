@@ -8,7 +8,11 @@
  * whole list, with sources, is docs/kernel-compat.md):
  *  - local_clock(): a static inline calling the exported sched_clock_cpu()
  *    up to 6.1, an exported function from 6.2 ("sched/clock: Make
- *    local_clock() noinstr"); callable from a module either way.
+ *    local_clock() noinstr"); callable from a module either way. Both
+ *    built and run here: on 6.1 the module imports sched_clock_cpu
+ *    alone, on 6.12 local_clock too.
+ *  - get_zeroed_page(): a macro over get_zeroed_page_noprof() since 6.10
+ *    (memory allocation profiling); the same call in the source.
  *  - misc_register()/misc_deregister() and struct miscdevice::mode.
  *  - compat_ptr_ioctl() (5.5); user_write_access_begin() (5.8);
  *    perfmon_capable() (5.8);
@@ -49,12 +53,15 @@
 #define PERFCLOCK_RHEL_AT_LEAST(a, b) \
 	(RHEL_RELEASE_CODE >= RHEL_RELEASE_VERSION(a, b))
 #else
-#define PERFCLOCK_RHEL_AT_LEAST(a, b) 0
+/* False for any release; 6.12's checkpatch wants both arguments used. */
+#define PERFCLOCK_RHEL_AT_LEAST(a, b) ((a) < 0 && (b) < 0)
 #endif
 
 /*
  * 6.3 made vma->vm_flags read-only outside mm/ and added vm_flags_set()
- * and vm_flags_clear() ("mm: introduce vma->vm_flags wrapper functions").
+ * and vm_flags_clear() ("mm: introduce vma->vm_flags wrapper functions"),
+ * which since 6.4 also take the VMA's per-VMA lock (vma_start_write():
+ * mmap_lock must be held for write, as it is in ->mmap; run on 6.12).
  * RHEL 9.5 backported both to its 5.14 kernel, where defining them again
  * fails ("redefinition of 'vm_flags_set'"). They are static inlines with
  * no macro to test for, so a version test it is.

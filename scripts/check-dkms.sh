@@ -2,18 +2,20 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # scripts/check-dkms.sh — what `make check-dkms` runs: perfclock through
-# DKMS on each Debian 12 kernel flavour, for real.
+# DKMS on each Debian 12 kernel flavour, of 6.1 (Debian 12's own kernel)
+# and of 6.12 (the newest 6.12 apt offers), for real.
 #
 #   1. installs what is missing (scripts/deps.sh: dkms, dh-dkms, and the
-#      image and headers of every flavour), saying what it installs;
+#      image and headers of every kernel: kernel:SERIES:FLAVOUR), saying
+#      what it installs;
 #   2. builds the selftests the guest runs (make -C selftests, into
 #      build/selftests);
 #   3. scripts/dkms.sh install (what `make dkms-install` runs): dkms add,
-#      then dkms build + install for every flavour's kernel; checks that the
+#      then dkms build + install for every kernel; checks that the
 #      .ko is in /lib/modules/<kver>/updates/dkms with the tree's VERSION and
 #      the kernel's vermagic, and that depmod's index resolves perfclock to
 #      it; checks that dkms refuses a kernel below the supported minimum;
-#   4. boots each flavour's /boot/vmlinuz-<kver> under QEMU (boot() in
+#   4. boots each kernel's /boot/vmlinuz-<kver> under QEMU (boot() in
 #      scripts/vm-lib.sh) in both clock regimes (stable and unstable
 #      sched_clock), with the installed .ko and the host's modules.dep etc.
 #      at their real paths under /lib/modules/<kver>; the guest
@@ -29,7 +31,12 @@
 #   7. the library's packages that step 6 built with it (libperfclock0.2,
 #      libperfclock-dev): scripts/check-deb.sh, see there.
 #
-# Environment: FLAVOURS (default "cloud-amd64 amd64 rt-amd64"), REGIMES
+# Environment: SERIES (default "6.1 6.12"; KVER=SERIES, as make check-dkms
+# KVER=6.12 passes it, names one), FLAVOURS (default "cloud-amd64 amd64
+# rt-amd64"): every flavour of every series; KVER=RELEASE instead names
+# one installed kernel (its image and headers must be installed);
+# DKMS_KERNELS, a list of SERIES:FLAVOUR, names the kernels outright
+# (.ci/run's subset). REGIMES
 # (default "stable unstable"), GUEST_TIMEOUT (seconds per boot, default
 # 900, scripts/vm-lib.sh), DEB=0 to skip steps 6 and 7.
 #
@@ -44,6 +51,13 @@ cd "$(dirname "$0")/.."
 top=$(pwd)
 
 FLAVOURS=${FLAVOURS:-cloud-amd64 amd64 rt-amd64}
+SERIES=${SERIES:-6.1 6.12}
+case ${KVER:-} in
+'') ;;
+[0-9]*.[0-9]*.*) SERIES='' ;;
+[0-9]*.[0-9]*) SERIES=$KVER ;;
+*) echo "check-dkms.sh: KVER=$KVER is neither a series (6.12) nor a release" >&2; exit 64 ;;
+esac
 REGIMES=${REGIMES:-stable unstable}
 DEB=${DEB:-1}
 version=$(cat VERSION)
@@ -77,25 +91,37 @@ mkdir -p "$log"
 # The selftests need the kselftest harness (linux-source) and a compiler.
 groups=(dkms build vm lint)
 [ "$DEB" = 0 ] || groups+=(dkms-deb)
-for f in $FLAVOURS; do groups+=("kernel:$f"); done
+# Each kernel as SERIES:FLAVOUR (6.12:rt-amd64), or a release.
+specs=()
+for sr in $SERIES; do
+	for f in $FLAVOURS; do specs+=("$sr:$f"); done
+done
+[ -n "$SERIES" ] || specs=("$KVER")
+[ -z "${DKMS_KERNELS:-}" ] || read -ra specs <<< "$DKMS_KERNELS"
+for spec in "${specs[@]}"; do
+	case $spec in *:*) groups+=("kernel:$spec") ;; esac
+done
 scripts/deps.sh "${groups[@]}" >"$log/deps.log" 2>&1
 st=$?
 sed 's/^/# /' "$log/deps.log"
 result $st "setup: packages installed"
 [ $st -eq 0 ] || finish
 
-# Each flavour's kernel release, from its meta package's dependency
-# (linux-image-rt-amd64 depends on linux-image-6.1.0-57-rt-amd64).
+# Each kernel's release, as deps.sh installed it (6.1: what the meta
+# package linux-image-rt-amd64 depends on, 6.1.0-57-rt-amd64; 6.12: the
+# newest, 6.12.118+deb12-rt-amd64). A kernel's label names it in TAP.
 declare -A kver=()
-kvers=()
-for f in $FLAVOURS; do
-	k=$(dpkg-query -W -f='${Depends}' "linux-image-$f" | tr ',' '\n' |
-		sed -n 's/^ *linux-image-\([^ ]*\).*/\1/p' | head -n 1)
-	kver[$f]=$k
-	kvers+=("$k")
+kvers=() labels=()
+for spec in "${specs[@]}"; do
+	case $spec in
+	*:*) k=$(scripts/deps.sh --release "$spec" 2>&1); label="${spec%%:*} ${spec#*:}" ;;
+	*)   k=$spec; label=$spec ;;
+	esac
+	kver[$label]=$k
+	kvers+=("$k") labels+=("$label")
 	st=0
 	[ -n "$k" ] && [ -r "/boot/vmlinuz-$k" ] && [ -e "/lib/modules/$k/build/Makefile" ] || st=1
-	result $st "setup: $f is kernel ${k:-?} with /boot/vmlinuz-${k:-?} and its headers"
+	result $st "setup: $label is kernel ${k:-?} with /boot/vmlinuz-${k:-?} and its headers"
 done
 [ "$failed" -eq 0 ] || finish
 
@@ -128,18 +154,31 @@ st=$?
 result $st "dkms: scripts/dkms.sh install (dkms add, build, install for ${kvers[*]}) in $(($(date +%s) - t))s"
 [ $st -eq 0 ] || { scripts/dkms.sh remove >/dev/null 2>&1; finish; }
 
-for f in $FLAVOURS; do
+# The suffix of the kernel's own modules: Debian's 6.12 compresses them
+# (CONFIG_MODULE_COMPRESS_XZ, with CONFIG_MODULE_DECOMPRESS to load them),
+# 6.1 does not, and dkms installs ours the same way.
+ko_suffix() {
+	case $(grep -E '^CONFIG_MODULE_COMPRESS_(XZ|ZSTD|GZIP)=y' "/boot/config-$1") in
+	*XZ*) echo .xz ;;
+	*ZSTD*) echo .zst ;;
+	*GZIP*) echo .gz ;;
+	esac
+}
+
+declare -A kofile=()
+for f in "${labels[@]}"; do
 	k=${kver[$f]}
-	ko=/lib/modules/$k/updates/dkms/$name.ko
+	ko=/lib/modules/$k/updates/dkms/$name.ko$(ko_suffix "$k")
+	kofile[$f]=$ko
 	check "dkms $f: dkms status says $name/$version installed on $k" \
 		grep -q "^$name/$version, $k, [^:]*: installed" <(dkms status $name)
-	check "dkms $f: $ko exists" test -f "$ko"
+	check "dkms $f: $ko exists, compressed as the kernel's own modules are" test -f "$ko"
 	v=$(modinfo -F version "$ko" 2>/dev/null)
 	result $([ "$v" = "$version" ]; echo $?) "dkms $f: its version is VERSION ($version; got '$v')"
 	v=$(modinfo -F vermagic "$ko" 2>/dev/null)
 	result $([ "${v%% *}" = "$k" ]; echo $?) "dkms $f: its vermagic is $k (got '${v%% *}')"
-	check "dkms $f: modules.dep has updates/dkms/$name.ko" \
-		grep -q "^updates/dkms/$name\.ko:" "/lib/modules/$k/modules.dep"
+	check "dkms $f: modules.dep has ${ko#/lib/modules/"$k"/}" \
+		grep -qF "${ko#/lib/modules/"$k"/}:" "/lib/modules/$k/modules.dep"
 	v=$(modprobe -S "$k" --show-depends $name 2>/dev/null)
 	result $([ "$v" = "insmod $ko " ] || [ "$v" = "insmod $ko" ]; echo $?) \
 		"dkms $f: modprobe -S $k resolves $name to it ($v)"
@@ -152,24 +191,24 @@ st=$?
 result $([ $st -eq 77 ]; echo $?) "dkms: refuses kernel 5.4.0-99-amd64, below the minimum 5.12 (exit $st, want 77)"
 
 # ---- 4. the installed module in each flavour's kernel ---------------------------
-for f in $FLAVOURS; do
+for f in "${labels[@]}"; do
 	k=${kver[$f]}
-	g=$out/guest/$f
+	g=$out/guest/$k
 	rm -rf "$g"
 	mkdir -p "$g/payload" "$g/root/lib/modules/$k/updates/dkms"
 	for t in $tests; do cp "build/selftests/$t" "$g/payload/"; done
 	cp scripts/guest/dkms.sh "$g/payload/run.sh"
 	cp VERSION "$g/payload/VERSION"
-	cp "/lib/modules/$k/updates/dkms/$name.ko" "$g/root/lib/modules/$k/updates/dkms/"
+	cp "${kofile[$f]}" "$g/root/lib/modules/$k/updates/dkms/"
 	cp /lib/modules/"$k"/modules.* "$g/root/lib/modules/$k/"
 	for regime in $REGIMES; do
 		t=$(date +%s)
 		boot "$regime" "$g/$regime" --kernel "/boot/vmlinuz-$k" --payload "$g/payload" \
-			--extra-root "$g/root" >"$log/guest-$f-$regime.tap" 2>"$log/guest-$f-$regime.err"
+			--extra-root "$g/root" >"$log/guest-$k-$regime.tap" 2>"$log/guest-$k-$regime.err"
 		st=$?
 		before=$n
-		collect "guest $f $regime" "$log/guest-$f-$regime.tap"
-		[ $st -eq 0 ] || sed 's/^/# /' "$log/guest-$f-$regime.err"
+		collect "guest $f $regime" "$log/guest-$k-$regime.tap"
+		[ $st -eq 0 ] || sed 's/^/# /' "$log/guest-$k-$regime.err"
 		guest_results "guest $f $regime" $st $before "$k, $(($(date +%s) - t))s"
 	done
 done
@@ -206,7 +245,7 @@ result $st "deb: dpkg -i $(basename "$deb")"
 grep -E '^(Building for|Building initial|.*installed|Module build)' "$log/deb-install.log" | sed 's/^/# /'
 installed=$(dkms status $name 2>/dev/null | grep -c ": installed")
 result $([ "$installed" -ge 1 ]; echo $?) "deb: its postinst built and installed $name through dkms ($installed kernels)"
-left=$(find /lib/modules -path '*/updates/dkms/perfclock.ko' | head -n 1)
+left=$(find /lib/modules -path '*/updates/dkms/perfclock.ko*' | head -n 1)
 result $([ -n "$left" ]; echo $?) "deb: ${left:-no perfclock.ko} is installed"
 check "deb: the perfclock group exists (sysusers.d)" getent group perfclock
 dpkg_waiting --purge perfclock-dkms >"$log/deb-purge.log" 2>&1

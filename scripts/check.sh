@@ -3,56 +3,135 @@
 #
 # scripts/check.sh — what `make check` runs, and what .ci/run runs. Each
 # section, with the file holding its tests (a failed TAP line names its
-# section first: "lint: ...", "guest-stable: perfclock_page_test: ..."):
-#   setup, build  scripts/deps.sh, then make module selftests and
-#                 make -C user guest for the kernel in KDIR (default: the
-#                 Makefile's pick)
-#   lint          scripts/lint.sh, scripts/test-vm-lib.sh (when boot()
-#                 boots a guest once more) and scripts/test-perf-order-check.sh
-#                 (the checker of perf script's order that check-perf uses),
-#                 scripts/lint-docs.sh (the docs name only functions that
-#                 exist; README's example is examples/tracer.c and runs)
+# section first: "lint: ...", "guest-6.12-stable: perfclock_page_test: ..."):
+#   setup, build  scripts/deps.sh (and the kernels of CHECK_KERNELS),
+#                 make module selftests and make -C user guest for the
+#                 first kernel, then for each kernel the module and the
+#                 selftests' test module in a copy of their sources
+#                 (build/kernels/KVER), with W=1 and sparse (C=2)
+#   lint          scripts/lint.sh (the first kernel), the W=1 and sparse
+#                 build of each kernel, scripts/test-vm-lib.sh (when
+#                 boot() boots a guest once more) and
+#                 scripts/test-perf-order-check.sh (the checker of perf
+#                 script's order that check-perf uses), scripts/lint-docs.sh
+#                 (the docs name only functions that exist; README's example
+#                 is examples/tracer.c and runs)
 #   user          make -C user check: user/tests/check.sh
-#   host          the liburcu stress testers on the host (here)
-#   demo          scripts/check-demo.sh
-#   guest-REGIME  selftests/run.sh in a QEMU guest booted from the Debian
-#                 kernel matching the headers, once per clock regime
-#                 (stable and unstable sched_clock); the test programs
-#                 are selftests/*.c, user/tests/test_{module,ring_real}.c
-#   overcommit-REGIME  selftests/run_overcommit.sh in an 8-vCPU guest
-# Arguments pick sections (lint, user, stress, demo, guest); none means all.
+#   stress        the liburcu stress testers on the host (here)
+#   demo          scripts/check-demo.sh host errors
+#   guest         on each kernel, in each clock regime (stable and unstable
+#                 sched_clock): guest-KERNEL-REGIME, selftests/run.sh in a
+#                 QEMU guest (4 vCPUs; the test programs are selftests/*.c,
+#                 user/tests/test_{module,ring_real}.c; but for
+#                 guest-long's one), and overcommit-KERNEL-REGIME,
+#                 selftests/run_overcommit.sh in an 8-vCPU guest
+# What `make check` leaves out to stay under ten minutes on a new 2-core
+# machine, `make check-kernels` runs (section long, in .ci/run):
+#   guest-long    when there are two kernels or more, the first kernel's
+#                 (6.1's) selftest guest in the unstable regime, the most
+#                 expensive guest, and its two overcommit guests; the
+#                 unstable regime and the overcommit guests run in make
+#                 check on 6.12
+#   demo-guest    scripts/check-demo.sh guest: demo_flush in a guest per
+#                 regime, on the first kernel
+#   vm            scripts/vm.sh's own behaviour: --silence-timeout stops a
+#                 quiet guest and leaves a chatty one alone, --hold-events
+#                 holds what the kernel has (on the first kernel), a guest
+#                 not in the clock regime asked for fails (on each kernel)
+# Arguments pick sections (lint, user, stress, demo, guest, guest-long,
+# demo-guest, vm; long is the last three); none means lint user stress
+# demo guest.
+# KERNEL is a label (6.1, 6.12, 6.12-rt-amd64: kernel_label in
+# scripts/vm-lib.sh). CHECK_KERNELS (the Makefile's, from KVER=/KDIR=)
+# names the kernels: series (6.1, 6.12: the newest of each, cloud
+# flavour, installed by scripts/deps.sh), releases or build trees;
+# default: KDIR alone if set, else 6.1 and 6.12.
 # Every result becomes one TAP line, numbered here (scripts/tap-lib.sh);
-# guests boot through boot() (scripts/vm-lib.sh). The run ends with
-# "N passed, N failed, N skipped" and exits non-zero if anything failed,
-# a guest did not finish, or a guest's console shows a kernel problem.
+# guests boot through boot() (scripts/vm-lib.sh). A "# time:" line gives
+# each section's seconds. The run ends with "N passed, N failed, N
+# skipped" and exits non-zero if anything failed, a guest did not finish,
+# or a guest's console shows a kernel problem.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 
-sections=${*:-lint user stress demo guest}
+[ $# -gt 0 ] || set -- lint user stress demo guest
+sections=
+for section in "$@"; do
+	case $section in
+	long) sections+=" guest-long demo-guest vm" ;;
+	*)    sections+=" $section" ;;
+	esac
+done
 want() { case " $sections " in *" $1 "*) return 0 ;; esac; return 1; }
 . scripts/tap-lib.sh
 . scripts/vm-lib.sh
 
+# "# time: SECTION N s", from the last mark to now.
+mark=$(date +%s)
+timed() {
+	echo "# time: $1 $(( $(date +%s) - mark )) s"
+	mark=$(date +%s)
+}
+
+log=build/check
+mkdir -p "$log"
 echo "TAP version 13"
 scripts/deps.sh build vm lint user >&2
 result $? "setup: packages installed"
 
-# The Makefile picked KDIR before the headers may have been installed.
-guest_kernel
-echo "# kernel: headers $KDIR, guest $VMLINUZ"
+# The kernels, each installed if named by series: KDIR, KVER and KLABEL
+# of each (use_kernel); the first one's stay set, for check-demo.sh.
+read -ra specs <<< "${CHECK_KERNELS:-${KDIR:-6.1 6.12}}"
+kdirs=() kvers=() klabels=()
+for spec in "${specs[@]}"; do
+	KVER=
+	use_kernel "$spec" 2> "$log/kernel.err"
+	result $? "setup: kernel $spec: headers and image installed${KVER:+ ($KVER)}" "$(cat "$log/kernel.err")" ||
+		finish
+	kdirs+=("$KDIR") kvers+=("$KVER") klabels+=("$KLABEL")
+done
+export KDIR=${kdirs[0]}
+KVER=${kvers[0]} VMLINUZ=/boot/vmlinuz-${kvers[0]}
+echo "# kernels: ${kvers[*]} (the first one's headers: $KDIR)"
+timed setup
 
-log=build/check
-mkdir -p "$log"
 { make --no-print-directory KDIR="$KDIR" module selftests &&
 	make --no-print-directory -C user guest; } > "$log/build.log" 2>&1
 st=$?
 [ $st -eq 0 ] || sed 's/^/# /' "$log/build.log" | tail -40
-result $st "build: make module selftests, make -C user guest"
+result $st "build: make module selftests (${kvers[0]}), make -C user guest"
 [ $st -eq 0 ] || finish
+# Each kernel's two modules in build/kernels/KVER, from a copy of their
+# sources (kbuild writes its objects next to them, and the tree's own
+# build/selftests/perfclock_mark_tsc_unstable.ko is not rebuilt for
+# another KDIR), with W=1 and sparse, which lint reads.
+for i in "${!kvers[@]}"; do
+	k=${kvers[$i]} kb=build/kernels/${kvers[$i]}
+	rm -rf "$kb" && mkdir -p "$kb/src/kmod"
+	cp -r Makefile Kbuild VERSION module "$kb/src/"
+	rm -f "$kb"/src/module/*.o "$kb"/src/module/*.ko "$kb"/src/module/*.mod* "$kb"/src/module/.*.cmd
+	cp selftests/kmod/Kbuild selftests/kmod/*.c "$kb/src/kmod/"
+	{ make -C "$kb/src" --no-print-directory module KDIR="${kdirs[$i]}" C=2 W=1 &&
+		make -C "${kdirs[$i]}" --no-print-directory M="$PWD/$kb/src/kmod" C=2 W=1 modules &&
+		cp "$kb/src/module/perfclock.ko" "$kb"/src/kmod/*.ko "$kb/"; } > "$kb/build.log" 2>&1
+	st=$?
+	[ $st -eq 0 ] || sed 's/^/# /' "$kb/build.log" | tail -40
+	result $st "build: the module and the selftests' test module for $k"
+	[ $st -eq 0 ] || finish
+done
+timed build
 
 if want lint; then
 	scripts/lint.sh > "$log/lint.tap" 2>&1
 	collect lint "$log/lint.tap"
+	# Every kernel's: its build above ran W=1 and sparse.
+	for i in "${!kvers[@]}"; do
+		kb=build/kernels/${kvers[$i]}
+		warnings=$(grep -E 'warning:|error:' "$kb/build.log")
+		[ -z "$warnings" ] && grep -q 'CHECK.*perfclock.c' "$kb/build.log" &&
+			grep -q 'CHECK.*perfclock_mark_tsc_unstable.c' "$kb/build.log"
+		result $? "lint: module and selftests/kmod build clean with W=1 and sparse (C=2) on ${kvers[$i]}" "$warnings"
+	done
 	scripts/test-vm-lib.sh > "$log/vm-lib.tap" 2>&1
 	collect lint "$log/vm-lib.tap"
 	scripts/test-perf-order-check.sh > "$log/perf-order-check.tap" 2>&1
@@ -60,6 +139,7 @@ if want lint; then
 	# The docs against the tree and examples/tracer.c (scripts/lint-docs.sh).
 	{ scripts/lint-docs.sh --self-test; scripts/lint-docs.sh; } > "$log/lint-docs.tap" 2>&1
 	collect lint "$log/lint-docs.tap"
+	timed lint
 fi
 
 if want user; then
@@ -67,6 +147,7 @@ if want user; then
 	st=$?
 	collect user "$log/user.tap"
 	result $st "user: make -C user check exits 0"
+	timed user
 fi
 
 if want stress; then
@@ -87,54 +168,105 @@ if want stress; then
 	st=$?
 	collect host "$log/drain.tap"
 	result $st "host: perfclock_drain --clock monotonic exits 0"
+	timed stress
 fi
 
-if want demo; then
-	# demo_flush on the host (monotonic clock), its error cases, and
-	# short runs in a guest per regime (scripts/check-demo.sh says how).
-	scripts/check-demo.sh > "$log/demo.tap" 2>&1
+# demo_flush on the host (monotonic clock) and its error cases; in make
+# check-kernels, short runs in a guest per regime (scripts/check-demo.sh
+# says how) on the first kernel, whose module make module built in the
+# tree.
+demo_parts=
+want demo && demo_parts="host errors"
+want demo-guest && demo_parts+=" guest"
+if [ -n "$demo_parts" ]; then
+	# shellcheck disable=SC2086
+	scripts/check-demo.sh $demo_parts > "$log/demo.tap" 2>&1
 	st=$?
 	collect demo "$log/demo.tap"
-	result $st "demo: scripts/check-demo.sh exits 0"
+	result $st "demo: scripts/check-demo.sh ${demo_parts# } exits 0"
+	timed demo
 fi
 
-want guest || finish
-payload=build/guest/payload
-rm -rf "$payload" && mkdir -p "$payload"
-cp build/selftests/* user/build/guest/* module/perfclock.ko "$payload/"
-for regime in stable unstable; do
-	boot $regime "build/guest/$regime" --kernel "$VMLINUZ" --payload "$payload" \
-		--modules-from "/lib/modules/$KVER" > "$log/guest-$regime.tap" 2> "$log/guest-$regime.err"
-	st=$?
-	before=$n
-	collect "guest-$regime" "$log/guest-$regime.tap"
-	[ $st -eq 0 ] || sed 's/^/# /' "$log/guest-$regime.err"
-	guest_results "guest-$regime" $st $before
-done
+# The payload of kernel $1's selftest guests: the tests and its modules.
+payload_for() {
+	local p=build/guest/payload-$1
+	rm -rf "$p" && mkdir -p "$p"
+	cp build/selftests/* user/build/guest/* "$p/"
+	cp "build/kernels/$1"/*.ko "$p/"
+	echo "$p"
+}
 
-# The overcommitted guest: 8 vCPUs on this machine's 2 cores, where a
-# vCPU stalls between stamping a record and committing it. The horizon
-# test there must see the bare clock read deliver late records, and the
-# horizon none.
-over=build/guest/payload-overcommit
-rm -rf "$over" && mkdir -p "$over"
-cp build/selftests/perfclock_horizon_test build/selftests/perfclock_membarrier_test \
-	build/selftests/perfclock_percpu_late_test module/perfclock.ko "$over/"
-cp build/selftests/run_overcommit.sh "$over/run.sh"
-for regime in stable unstable; do
-	# Under this overcommit a boot can livelock before /init runs the
-	# payload (seen: the kernel's tsc-early -> tsc switch, a stop_machine,
-	# soft-locked for minutes, RCU kthread starved); boot() then boots it
-	# once more, as it does every guest.
-	boot $regime "build/guest/overcommit-$regime" --kernel "$VMLINUZ" --payload "$over" \
-		--smp 8 > "$log/overcommit-$regime.tap" 2> "$log/overcommit-$regime.err"
-	st=$?
-	before=$n
-	collect "overcommit-$regime" "$log/overcommit-$regime.tap"
-	[ $st -eq 0 ] || sed 's/^/# /' "$log/overcommit-$regime.err"
-	guest_results "overcommit-$regime" $st $before "" 8
-done
+# Whether the selftest guest of kernel number $1 in regime $2 is
+# guest-long's (make check-kernels) rather than guest's (make check).
+long_guest() {
+	[ "$1" -eq 0 ] && [ "$2" = unstable ] && [ ${#kvers[@]} -gt 1 ]
+}
 
+# Whether kernel number $1's overcommit guests are guest-long's: the
+# first kernel's, when another one keeps the property in make check.
+long_overcommit() {
+	[ "$1" -eq 0 ] && [ ${#kvers[@]} -gt 1 ]
+}
+
+if want guest || want guest-long; then
+	for i in "${!kvers[@]}"; do
+		k=${kvers[$i]}
+		payload=$(payload_for "$k")
+		for regime in stable unstable; do
+			if long_guest "$i" $regime; then
+				want guest-long || continue
+			else
+				want guest || continue
+			fi
+			g=guest-${klabels[$i]}-$regime
+			boot $regime "build/guest/$g" --kernel "/boot/vmlinuz-$k" --payload "$payload" \
+				--modules-from "/lib/modules/$k" > "$log/$g.tap" 2> "$log/$g.err"
+			st=$?
+			before=$n
+			collect "$g" "$log/$g.tap"
+			[ $st -eq 0 ] || sed 's/^/# /' "$log/$g.err"
+			guest_results "$g" $st $before "$k"
+			timed "$g"
+		done
+	done
+fi
+
+if want guest || want guest-long; then
+	# The overcommitted guest: 8 vCPUs on this machine's 2 cores, where a
+	# vCPU stalls between stamping a record and committing it. The
+	# horizon test there must see the bare clock read deliver late
+	# records, and the horizon none.
+	for i in "${!kvers[@]}"; do
+		if long_overcommit "$i"; then
+			want guest-long || continue
+		else
+			want guest || continue
+		fi
+		k=${kvers[$i]}
+		over=build/guest/payload-overcommit-$k
+		rm -rf "$over" && mkdir -p "$over"
+		cp build/selftests/perfclock_horizon_test build/selftests/perfclock_membarrier_test \
+			build/selftests/perfclock_percpu_late_test "build/kernels/$k/perfclock.ko" "$over/"
+		cp build/selftests/run_overcommit.sh "$over/run.sh"
+		for regime in stable unstable; do
+			# Under this overcommit a boot can livelock before /init runs
+			# the payload (seen: the kernel's tsc-early -> tsc switch, a
+			# stop_machine, soft-locked for minutes, RCU kthread starved);
+			# boot() then boots it once more, as it does every guest.
+			g=overcommit-${klabels[$i]}-$regime
+			boot $regime "build/guest/$g" --kernel "/boot/vmlinuz-$k" --payload "$over" \
+				--smp 8 > "$log/$g.tap" 2> "$log/$g.err"
+			st=$?
+			before=$n
+			collect "$g" "$log/$g.tap"
+			[ $st -eq 0 ] || sed 's/^/# /' "$log/$g.err"
+			guest_results "$g" $st $before "$k" 8
+			timed "$g"
+		done
+	done
+fi
+
+want vm || finish
 # vm.sh's --silence-timeout, which boot() gives every plain test run so
 # that a TCG guest frozen as a whole costs FROZEN_SECONDS, not the whole
 # timeout: a payload that goes quiet after its first line is stopped,
@@ -145,37 +277,50 @@ mkdir -p "$quiet" "$chatty"
 printf '#!/bin/sh\necho "# one line, then nothing"\nsleep 120\n' > "$quiet/run.sh"
 # The chatty guest also checks vm.sh --hold-events: the holder is alive
 # with one perf event open per event this kernel has.
-cat > "$chatty/run.sh" <<'EOF'
-#!/bin/sh
-pid=$(pidof hold-patch-sites)
-echo "# held ${pid:+$(ls -l /proc/$pid/fd | grep -c 'perf_event')}"
-for i in 1 2 3 4 5 6 7 8; do echo "# tick $i"; sleep 5; done
-EOF
+# shellcheck disable=SC2016
+printf '%s\n' '#!/bin/sh' 'pid=$(pidof hold-patch-sites)' \
+	'echo "# held ${pid:+$(ls -l /proc/$pid/fd | grep -c perf_event)}"' \
+	'for i in 1 2 3 4 5 6 7 8; do echo "# tick $i"; sleep 5; done' > "$chatty/run.sh"
 chmod +x "$quiet/run.sh" "$chatty/run.sh"
 t0=$(date +%s)
 scripts/vm.sh --kernel "$VMLINUZ" --payload "$quiet" --out build/guest/silent --regime stable \
-	--smp 2 --silence-timeout 15 > "$log/silent.out" 2>&1
+	--append tsc=reliable --smp 2 --silence-timeout 15 > "$log/silent.out" 2>&1
 st=$?
 t=$(( $(date +%s) - t0 ))
 grep -q 'silent for 15s after reaching its payload: stopped' "$log/silent.out" && [ $st -eq 2 ] && [ $t -lt 110 ]
-result $? "guest: vm.sh --silence-timeout 15 stops a guest whose payload went quiet (status $st, ${t} s, the payload would sleep 120 s)"
+result $? "vm: vm.sh --silence-timeout 15 stops a guest whose payload went quiet (status $st, ${t} s, the payload would sleep 120 s)"
 FROZEN_SECONDS=15 guest_froze build/guest/silent
-result $? "guest: boot() takes that guest for frozen (guest_froze)"
+result $? "vm: boot() takes that guest for frozen (guest_froze)"
 scripts/vm.sh --kernel "$VMLINUZ" --payload "$chatty" --out build/guest/chatty --regime stable \
-	--smp 2 --silence-timeout 30 --hold-events "sched:sched_switch context-switches nosuch:event" \
+	--append tsc=reliable --smp 2 --silence-timeout 30 --hold-events "sched:sched_switch context-switches nosuch:event" \
 	> "$log/chatty.out" 2>&1
 st=$?
-result $st "guest: vm.sh --silence-timeout 30 leaves alone a payload that writes every 5 s for 40 s (status $st)"
+result $st "vm: vm.sh --silence-timeout 30 leaves alone a payload that writes every 5 s for 40 s (status $st)"
 grep -q '^# held 2$' "$log/chatty.out"
-result $? "guest: vm.sh --hold-events: the holder keeps a perf event open for each of the two events the kernel has ($(grep '^# held' "$log/chatty.out"))"
+result $? "vm: vm.sh --hold-events: the holder keeps a perf event open for each of the two events the kernel has ($(grep '^# held' "$log/chatty.out"))"
 console=$(console_text build/guest/chatty/console.log)
 grep -q '^hold-patch-sites: nosuch:event: No such file or directory$' <<<"$console" &&
 	grep -q '^hold-patch-sites: holding 2 of 3$' <<<"$console"
-result $? "guest: vm.sh --hold-events names the event the kernel lacks and says how many it holds"
+result $? "vm: vm.sh --hold-events names the event the kernel lacks and says how many it holds"
 out=$(scripts/vm.sh --kernel "$VMLINUZ" --payload "$chatty" --out build/guest/chatty --regime stable \
 	--hold-events 'sched:sched_switch;reboot' 2>&1)
 st=$?
 [ $st -eq 64 ] && printf '%s\n' "$out" | grep -q 'not a list of event names'
-result $? "guest: vm.sh --hold-events refuses what is not a list of event names (status $st)" "$out"
+result $? "vm: vm.sh --hold-events refuses what is not a list of event names (status $st)" "$out"
+# The regime check of vm.sh's /init, on each kernel: a guest asked for
+# the unstable regime and booted with tsc=reliable is not in it.
+wrong=build/guest/payload-wrong-regime
+mkdir -p "$wrong"
+printf '#!/bin/sh\necho "# payload ran"\n' > "$wrong/run.sh"
+for i in "${!kvers[@]}"; do
+	scripts/vm.sh --kernel "/boot/vmlinuz-${kvers[$i]}" --payload "$wrong" --out build/guest/wrong-regime \
+		--regime unstable --append tsc=reliable --smp 2 > "$log/wrong-regime.out" 2>&1
+	st=$?
+	[ $st -eq 1 ] && grep -q '^not ok - init: the guest runs in the unstable regime (clocksource tsc' "$log/wrong-regime.out" &&
+		grep -q 'not in the unstable regime its command line asks for' "$log/wrong-regime.out"
+	result $? "vm-${klabels[$i]}: vm.sh fails a guest asked for the unstable regime and booted with tsc=reliable (status $st)" \
+		"$(cat "$log/wrong-regime.out")"
+done
+timed vm
 
 finish

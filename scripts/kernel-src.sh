@@ -12,8 +12,11 @@
 # last, so an interrupted extraction is redone next time.
 set -euo pipefail
 
+# KERNEL_SRC_TARBALL=/usr/src/linux-source-6.12.tar.xz (scripts/deps.sh
+# source:6.12) takes them from 6.12's tree instead; its top directory is
+# the tarball's name.
 TARBALL=${KERNEL_SRC_TARBALL:-/usr/src/linux-source-6.1.tar.xz}
-TOP=linux-source-6.1
+TOP=$(basename "$TARBALL" .tar.xz)
 
 [ $# -eq 1 ] || { echo "usage: $0 DEST" >&2; exit 64; }
 dest=$1

@@ -8,6 +8,9 @@
 # and when a boot is retried.
 #
 #   guest_kernel            KDIR -> KVER -> VMLINUZ, installing the image
+#   use_kernel SPEC         the same for a kernel named by series (6.12),
+#                           release or build tree, installing it
+#   kernel_label KVER       6.1, 6.12, 6.12-rt-amd64: a TAP prefix's name
 #   boot REGIME OUT [...]   one guest run of scripts/vm.sh in REGIME
 #
 # Environment: GUEST_TIMEOUT (seconds per boot on top of what the payload
@@ -22,11 +25,22 @@ vm_lib_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # Sets KDIR (default: the Makefile's pick; exported), KVER (its
 # UTS_RELEASE: Debian's kernel.release holds the upstream version, the
 # module's vermagic this) and VMLINUZ (/boot/vmlinuz-KVER), installing
-# linux-image-KVER if it is missing (scripts/deps.sh). Fails, saying why
-# on stderr, when there is no such kernel.
+# linux-image-KVER if it is missing (scripts/deps.sh). With no KDIR and
+# KVER a series, as `make demo KVER=6.12` passes it before its headers
+# are installed, that series' newest kernel, installed (scripts/deps.sh
+# kernel:SERIES:cloud-amd64). Fails, saying why on stderr, when there is
+# no such kernel.
 guest_kernel() {
-	[ -n "${KDIR:-}" ] && [ -d "$KDIR" ] ||
-		KDIR=$(make -s --no-print-directory -C "$vm_lib_dir/.." print-kdir)
+	local rel
+	if [ -z "${KDIR:-}" ] || [ ! -d "$KDIR" ]; then
+		case ${KVER:-} in
+		[0-9]*.[0-9]*.*|'') KDIR=$(make -s --no-print-directory -C "$vm_lib_dir/.." print-kdir) ;;
+		[0-9]*.[0-9]*)
+			rel=$("$vm_lib_dir/deps.sh" --release "$KVER:cloud-amd64") &&
+				"$vm_lib_dir/deps.sh" "kernel:$KVER:cloud-amd64" >&2 || return 1
+			KDIR=/lib/modules/$rel/build ;;
+		esac
+	fi
 	export KDIR
 	KVER=$(sed -n 's/^#define UTS_RELEASE "\(.*\)"$/\1/p' \
 		"$KDIR/include/generated/utsrelease.h" 2>/dev/null)
@@ -36,6 +50,51 @@ guest_kernel() {
 		return 1
 	fi
 	[ -e "$VMLINUZ" ] || "$vm_lib_dir/deps.sh" "image:$KVER" >&2
+}
+
+# use_kernel SPEC: the kernel a check runs on, named the way the Makefile's
+# KVER= and KDIR= name it (CHECK_KERNELS): a series (6.1, 6.12: the newest
+# of that series apt offers, cloud flavour, image and headers installed
+# by scripts/deps.sh kernel:SERIES:cloud-amd64), a release
+# (6.12.118+deb12-rt-amd64: its headers must be installed), or a kernel
+# build tree. Sets KDIR, KVER, VMLINUZ as guest_kernel does, and KLABEL
+# (kernel_label). Fails, saying why on stderr.
+use_kernel() {
+	local spec=$1 rel
+	case $spec in
+	/*) KDIR=$spec ;;
+	[0-9]*.[0-9]*.*) KDIR=/lib/modules/$spec/build ;;
+	[0-9]*.[0-9]*)
+		rel=$("$vm_lib_dir/deps.sh" --release "$spec:cloud-amd64") &&
+			"$vm_lib_dir/deps.sh" "kernel:$spec:cloud-amd64" >&2 || return 1
+		KDIR=/lib/modules/$rel/build ;;
+	*) echo "perfclock: '$spec' names no kernel (a series such as 6.12, a release, or a directory)" >&2
+	   return 1 ;;
+	esac
+	if [ ! -e "$KDIR/Makefile" ]; then
+		echo "perfclock: no kernel build tree at $KDIR (install its linux-headers package)" >&2
+		return 1
+	fi
+	guest_kernel || return 1
+	# shellcheck disable=SC2034 # for the caller
+	KLABEL=$(kernel_label "$KVER")
+}
+
+# kernel_label KVER: the series, and the flavour unless it is the cloud
+# one make check boots by default: 6.1.0-57-cloud-amd64 -> 6.1,
+# 6.12.118+deb12-rt-amd64 -> 6.12-rt-amd64; another kernel's release as
+# it is.
+kernel_label() {
+	local series flavour
+	series=$(sed -n 's/^\([0-9]*\.[0-9]*\)[.-].*/\1/p' <<<"$1")
+	flavour=$(sed -n 's/^[0-9.]*\(-[0-9]*\|+deb[0-9]*\)-\([a-z].*\)$/\2/p' <<<"$1")
+	if [ -z "$series" ] || [ -z "$flavour" ]; then
+		echo "$1"
+	elif [ "$flavour" = cloud-amd64 ]; then
+		echo "$series"
+	else
+		echo "$series-$flavour"
+	fi
 }
 
 # console_text CONSOLE_LOG: the log's printable text (a serial console
@@ -130,9 +189,12 @@ GUEST_HOLD_EVENTS+=" context-switches cpu-migrations"
 # boot REGIME OUT [--runs-for SECONDS] [VM.SH OPTION...]
 #
 # Boots scripts/vm.sh once with the kernel command line of clock regime
-# REGIME (stable: sched_clock stable, the TSC trusted; unstable: the
-# kernel left to find the TSCs unsynchronized, as it does under TCG),
-# its logs in OUT. --runs-for: how much longer than a test run the
+# REGIME (stable: sched_clock stable, the TSC trusted, tsc=reliable;
+# unstable: the TSC marked unstable from boot, tsc=unstable, so that
+# sched_clock is never stable), its logs in OUT; vm.sh's /init checks
+# that the kernel is in that regime. Without tsc=unstable, 6.1 under TCG
+# found the TSCs unsynchronized by itself, but 6.12 kept them stable
+# (docs/kernel-compat.md). --runs-for: how much longer than a test run the
 # payload itself runs (a fuzzer, a demo); it is added to the timeout.
 # stdout is the payload's output (TAP), stderr vm.sh's diagnostics; the
 # status is vm.sh's (0 clean, 1 tests failed, 2 did not finish, 3 kernel
@@ -164,7 +226,7 @@ boot() {
 	fi
 	case $regime in
 	stable)   append=tsc=reliable ;;
-	unstable) append='' ;;
+	unstable) append=tsc=unstable ;;
 	*)        echo "boot: unknown clock regime '$regime' (stable or unstable)" >&2; return 64 ;;
 	esac
 	# A plain test run writes a TAP line every few seconds: one silent

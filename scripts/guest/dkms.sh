@@ -10,7 +10,10 @@
 
 cd /payload || exit 1
 kver=$(uname -r)
-ko=/lib/modules/$kver/updates/dkms/perfclock.ko
+# perfclock.ko, or perfclock.ko.xz where the kernel compresses its
+# modules (Debian's 6.12), as check-dkms.sh copied it in.
+ko=$(ls /lib/modules/"$kver"/updates/dkms/perfclock.ko* 2>/dev/null | head -n 1)
+ko=${ko:-/lib/modules/$kver/updates/dkms/perfclock.ko}
 want=$(cat /payload/VERSION)
 cs=/sys/devices/system/clocksource/clocksource0/current_clocksource
 . /lib/perfclock/guest-lib.sh
@@ -20,8 +23,8 @@ echo "# kernel: $(cat /proc/version)"
 
 echo "# === dkms module"
 check "kernel $kver has the DKMS module at $ko" test -f "$ko"
-check "modules.dep lists updates/dkms/perfclock.ko" \
-	grep -q '^updates/dkms/perfclock\.ko:' "/lib/modules/$kver/modules.dep"
+check "modules.dep lists ${ko#/lib/modules/"$kver"/}" \
+	grep -qF "${ko#/lib/modules/"$kver"/}:" "/lib/modules/$kver/modules.dep"
 check "the module is not loaded before modprobe" test ! -e /sys/module/perfclock
 
 dmesg -c >/dev/null
@@ -36,15 +39,31 @@ src_live=$(cat /sys/module/perfclock/srcversion 2>/dev/null)
 check "the loaded module is the file at $ko (srcversion $src_live)" \
 	test -n "$src_live" -a "$src_file" = "$src_live"
 
-# The lifecycle test unloads and reloads the module from this file.
-export PERFCLOCK_KO="$ko"
+# The lifecycle test unloads and reloads the module from this file, with
+# finit_module() and no flags: a compressed one is unpacked first (the
+# same module: its srcversion is checked).
+case $ko in
+*.xz)
+	unxz -c "$ko" > /tmp/perfclock.ko
+	check "the unpacked copy of $ko is the same module" \
+		test "$(modinfo -F srcversion /tmp/perfclock.ko)" = "$src_live"
+	export PERFCLOCK_KO=/tmp/perfclock.ko ;;
+*)	export PERFCLOCK_KO="$ko" ;;
+esac
 for t in perfclock_ioctl_test perfclock_ioctl_test_32 perfclock_page_test \
 	 perfclock_clock_test perfclock_lifecycle_test; do
 	echo "# === $t"
 	"./$t" || rc=1
 done
 echo "# === dkms module"
-log_clean "the selftests"
+# busybox modprobe hands a compressed module to finit_module() first,
+# without MODULE_INIT_COMPRESSED_FILE; the kernel says so, once
+# ("Invalid ELF header magic: != \177ELF"), and busybox then unpacks it
+# and loads it with init_module().
+case $ko in
+*.xz) log_clean "the selftests" '^<3>\[ *[0-9.]*\] Invalid ELF header magic: != .ELF$' ;;
+*)    log_clean "the selftests" ;;
+esac
 
 check "modprobe -r perfclock" modprobe -r perfclock
 check "the module is gone after modprobe -r" test ! -e /sys/module/perfclock
