@@ -472,12 +472,12 @@ enum perfclock_backend {
  * perfclock_horizon_cpu() gives exact per-CPU horizons for this clock
  * (PER-CPU HORIZON below; CLOCK_MONOTONIC and CLOCK_BOOTTIME: exact
  * except the NTP slope, NTP SLOPE below); without it, -EOPNOTSUPP
- * there. (PERFCLOCK_0.3)
+ * there. (PERFCLOCK_0.2.2)
  */
 #define PERFCLOCK_CLOCK_HORIZON_PERCPU	(1U << 8)
 /*
  * ... and reads them without a system call: rdtscp, whose TSC_AUX says
- * the CPU, with the module's page or perf's time_zero page. (0.3)
+ * the CPU, with the module's page or perf's time_zero page. (0.2.2)
  */
 #define PERFCLOCK_CLOCK_HORIZON_PERCPU_TSC_AUX	(1U << 9)
 
@@ -516,7 +516,7 @@ enum perfclock_backend {
  * or a name is asked for (perfclock_get_info(), the *_name() calls), at
  * most once every 100 ms per process: one adjtimex() system call, never
  * on the horizon paths. A slew that starts later shows at the next
- * check. (0.3)
+ * check. (0.2.2)
  */
 #define PERFCLOCK_CLOCK_HORIZON_NTP_SLEW	(1U << 11)
 /*
@@ -583,12 +583,12 @@ int perfclock_get_info(struct perfclock *clk,
  * (membarrier)" or "estimate"; with HORIZON_NTP_SLOPE "exact except NTP
  * slope (membarrier)" (module page, module ioctl), and with
  * HORIZON_NTP_SLEW too "estimate: ADJ_TICK slew (membarrier)" (...).
- * A static string. (PERFCLOCK_0.2.1; NTP names 0.3)
+ * A static string. (PERFCLOCK_0.2.1; NTP names 0.2.2)
  */
 const char *perfclock_horizon_name(const struct perfclock_clock_info *info);
 
 /*
- * PER-CPU HORIZON (PERFCLOCK_0.3; horizon_percpu.c; the proof:
+ * PER-CPU HORIZON (PERFCLOCK_0.2.2; horizon_percpu.c; the proof:
  * docs/percpu-horizon.md and the horizon section of perfclock_ioctl.h).
  *
  * For an event opened per CPU (pid -1, cpu c) every record is stamped on
@@ -708,7 +708,7 @@ const char *perfclock_horizon_cpu_name(const struct perfclock_clock_info *info);
  * taking a horizon: never blocks (perfclock_get_info() may, for a grace
  * period). "exact (module page)" here means the module hands its
  * horizons out on its page; a page that has none yet is read through the
- * ioctl. NULL clk: "unknown". (PERFCLOCK_0.3)
+ * ioctl. NULL clk: "unknown". (PERFCLOCK_0.2.2)
  */
 const char *perfclock_clock_horizon_name(struct perfclock *clk);
 
@@ -960,7 +960,7 @@ int perfclock_evring_pollfds(const struct perfclock_evring *er,
  * point (attr.wakeup_events / wakeup_watermark): poll() on every ring's
  * fd, as libperf's perf_evlist__poll(). Returns how many rings are
  * readable, 0 on timeout, -EINTR on a signal (check your stop flag),
- * -errno. (PERFCLOCK_0.3)
+ * -errno. (PERFCLOCK_0.2.2)
  */
 int perfclock_evring_poll(const struct perfclock_evring *er, int timeout_ms);
 
@@ -994,7 +994,7 @@ struct perfclock_drain_stats {
  * Returns the number of records queued, or -errno: -EINVAL, or what
  * perfclock_queue_push() returned (-ENOMEM: that record is not queued
  * and stays unread in its ring for the next call; a delivery callback's
- * error: the record was taken). st may be NULL. (PERFCLOCK_0.3)
+ * error: the record was taken). st may be NULL. (PERFCLOCK_0.2.2)
  */
 int64_t perfclock_evring_drain(struct perfclock_evring *er,
 			       struct perfclock_queue *q,
@@ -1007,7 +1007,7 @@ int64_t perfclock_evring_drain(struct perfclock_evring *er,
  * fn(level, message, arg), message one line without a newline. fn NULL
  * (the default) turns it off. Process-wide; set it before opening
  * anything (a thread calling the library meanwhile may still use the old
- * callback once). (PERFCLOCK_0.3)
+ * callback once). (PERFCLOCK_0.2.2)
  */
 #define PERFCLOCK_LOG_ERR	1
 #define PERFCLOCK_LOG_DEBUG	2

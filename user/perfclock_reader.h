@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * libperfclock: the threaded reader (PERFCLOCK_0.3). One reader thread
+ * libperfclock: the threaded reader (PERFCLOCK_0.2.2). One reader thread
  * per CPU, pinned there, each reading its CPU's per-CPU horizon H_c
  * (perfclock_horizon_cpu(), PER-CPU HORIZON in libperfclock.h; the proof
  * in docs/percpu-horizon.md) and draining that CPU's ring; the caller's
