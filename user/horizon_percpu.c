@@ -258,10 +258,10 @@ static int module_tsc_aux(struct perfclock *clk, uint64_t *ns, uint32_t *cpu,
 }
 
 /*
- * A global clock: the clock_gettime SYSTEM CALL (never the vDSO: PER-CPU
- * HORIZON in libperfclock.h), then the CPU. The thread ran on *cpu after
- * the read; where it read does not matter, the clock being one for all
- * CPUs. sched_getcpu() is the vDSO's getcpu (RDPID or the per-CPU
+ * A global clock: the clock_gettime SYSTEM CALL (its NTP slope window is
+ * the shorter of the two: PER-CPU HORIZON in libperfclock.h), then the
+ * CPU. The thread ran on *cpu after the read; where it read does not
+ * matter, the clock being one for all CPUs. sched_getcpu() is the vDSO's getcpu (RDPID or the per-CPU
  * segment limit) or the system call: the CPU at that instant.
  */
 static int clockid_getcpu(struct perfclock *clk, uint64_t *ns, uint32_t *cpu)

@@ -619,17 +619,18 @@ const char *perfclock_horizon_name(const struct perfclock_clock_info *info);
  *    read by the clock_gettime SYSTEM CALL, then the CPU by getcpu. The
  *    thread ran on that CPU after the read, so every record stamped there
  *    before the read (a global clock: below the value read) was
- *    published by then. The system call, not the vDSO: it reads tk_core
- *    under its seqcount, whose write section also covers the fast copies
- *    perf stamps with (kernel/time/timekeeping.c: timekeeping_advance()
- *    -> timekeeping_update(): update_vsyscall() first, then
- *    update_fast_timekeeper()), so it never returns a value the fast
- *    copies have not reached yet; the vDSO's copy can run ahead of them
- *    by an NTP frequency change (MEMBARRIER HORIZON above). That is
- *    exact for CLOCK_MONOTONIC_RAW; for CLOCK_MONOTONIC and
- *    CLOCK_BOOTTIME the tk_core read itself can be ahead of a later
- *    stamp when NTP lowered mult: exact except the NTP slope, the margin
- *    taken off (NTP SLOPE below).
+ *    published by then. The system call reads tk_core under its
+ *    seqcount, whose write section opens just before the vDSO copy and
+ *    the fast copies perf stamps with are rewritten
+ *    (kernel/time/timekeeping.c: timekeeping_advance() ->
+ *    timekeeping_update(): update_vsyscall(), then
+ *    update_fast_timekeeper()). For CLOCK_MONOTONIC_RAW that is exact:
+ *    NTP never changes its rate. For CLOCK_MONOTONIC and CLOCK_BOOTTIME
+ *    a read between the update's clocksource read and that write
+ *    section still uses the old rate, and can be ahead of a later stamp
+ *    when NTP lowered mult (docs/percpu-horizon.md, 4.3): exact except
+ *    the NTP slope, the margin taken off (NTP SLOPE below). The vDSO
+ *    has the same window, a little longer (until vdso_write_begin()).
  *  - perf's time_zero page (perfclock_open_perf_page(), or
  *    perfclock_open(NULL) without the module): rdtscp as above, with
  *    perf's own conversion; a CPU without rdtscp has none here.
