@@ -75,13 +75,16 @@ struct perfclock {
 	 */
 	uint64_t np_skew, np_stall, np_when;
 	/*
-	 * Estimated horizons of a clock that can be set (REALTIME, TAI):
-	 * a CLOCK_REALTIME timerfd armed with TFD_TIMER_CANCEL_ON_SET (-1
-	 * if none) and the generation the sets it reported have made
-	 * (horizon_estimate.c), under set_lock.
+	 * Horizons of a clock that can be set (REALTIME, TAI), whatever
+	 * the backend (horizon_sets.c): a CLOCK_REALTIME timerfd armed with
+	 * TFD_TIMER_CANCEL_ON_SET (-1: not such a clock); under set_lock,
+	 * the sets seen (set_gen), the count a horizon was last proven
+	 * after (set_taken), and for CLOCK_TAI the TAI offset last read.
 	 */
 	int set_tfd;
-	uint32_t set_gen;
+	uint32_t set_gen, set_taken;
+	int set_tai_known;
+	long long set_tai_s;
 	pthread_mutex_t set_lock;
 	/*
 	 * The per-CPU horizon (horizon_percpu.c): how it is read, chosen at

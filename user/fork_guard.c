@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * fork() and the clock's locks. hz_lock (horizon.c) and set_lock
- * (horizon_estimate.c) are pthread mutexes: a fork() while another
+ * (horizon_sets.c) are pthread mutexes: a fork() while another
  * thread holds one gives the child a copy that stays locked forever (the
  * holder does not exist there), and the child's first horizon deadlocks.
  * POSIX's answer (pthread_atfork(), "fork handlers"): take every such
@@ -11,8 +11,8 @@
  *
  * Lock order: list_lock, then each clock's hz_lock, then its set_lock.
  * Nothing holding hz_lock or set_lock takes list_lock (their critical
- * sections are a few loads and stores, a non-blocking read() and
- * timerfd_settime()), so the prepare handler only waits for those to
+ * sections are a few loads and stores, a non-blocking read(),
+ * timerfd_settime() and, for CLOCK_TAI, three clock_gettime()), so the prepare handler only waits for those to
  * end. In the child (one thread, the one that forked) the mutexes are
  * initialized again rather than unlocked: POSIX leaves unlocking a
  * mutex from another thread undefined, and the forking thread's copy in
