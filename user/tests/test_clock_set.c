@@ -31,7 +31,12 @@
  * the limit held from an earlier round of the same generation (late 0),
  * one restart per round that followed a set. In the estimate mode the
  * same loop checks that no record lies a second below it (an estimate
- * may be late by its allowance, never by the set).
+ * may be late by its allowance, never by the set). Last, in the module
+ * mode, the threaded reader (perfclock_reader_start()) over the same
+ * rings while the clock is set: no event delivered late, none out of
+ * order but where a restart flushed. Before reader_merge.c dropped its
+ * limit at a restart, it flushed every event at once, unordered, for a
+ * second after a set back.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -49,6 +54,7 @@
 #include <linux/perf_event.h>
 
 #include "libperfclock.h"
+#include "perfclock_reader.h"
 #include "tap.h"
 
 #define SEC		1000000000LL
@@ -442,6 +448,99 @@ static void test_round_loop(struct perfclock *c, const char *name)
 		       (unsigned long long)worst);
 }
 
+struct sink {
+	uint64_t last, events, inversions, late;
+};
+
+static int deliver(void *arg, const struct perfclock_event *ev)
+{
+	struct sink *s = arg;
+
+	s->events++;
+	s->inversions += ev->time < s->last;
+	s->late += !!(ev->flags & PERFCLOCK_EVENT_LATE);
+	s->last = ev->time;
+	return 0;
+}
+
+/* The threaded reader while the clock is set back, forward, both. */
+static void test_reader(struct perfclock *c, const char *name)
+{
+	struct perf_event_attr a;
+	struct perfclock_evring_config cfg;
+	struct perfclock_reader_config rc;
+	struct perfclock_reader_stats st;
+	struct perfclock_evring *er;
+	struct perfclock_reader *r;
+	struct sink s;
+	int64_t got;
+	int i, err = 0, nload = 0;
+	pthread_t load[4];
+
+	memset(&a, 0, sizeof(a));
+	a.type = PERF_TYPE_SOFTWARE;
+	a.config = PERF_COUNT_SW_CONTEXT_SWITCHES;
+	a.sample_period = 1;
+	a.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
+	a.disabled = 1;
+	perfclock_evring_config_init(&cfg);
+	cfg.nr_attrs = 1;
+	cfg.attrs = &a;
+	cfg.pid = -1;
+	er = perfclock_evring_open(c, &cfg);
+	if (!er) {
+		tap_skip("reader: %s # SKIP perfclock_evring_open: %s", name,
+			 strerror(errno));
+		return;
+	}
+	memset(&s, 0, sizeof(s));
+	perfclock_reader_config_init(&rc);
+	rc.deliver = deliver;
+	rc.arg = &s;
+	r = perfclock_reader_start(c, er, &rc);
+	if (!tap_ok(r != NULL, "reader: %s: starts (%s)", name,
+		    r ? "" : strerror(errno))) {
+		perfclock_evring_close(er);
+		return;
+	}
+	perfclock_evring_enable(er);
+	load_stop = 0;
+	while (nload < 4 && !pthread_create(&load[nload], NULL, load_main, NULL))
+		nload++;
+	/* 300 merges of up to 10 ms; a set at 50 (back), 150 (forward), 250. */
+	for (i = 0; i < 300 && !err; i++) {
+		if (i == 50)
+			err = step_realtime(-SEC);
+		else if (i == 150)
+			err = step_realtime(SEC);
+		else if (i == 250)
+			err = step_realtime(-SEC) | step_realtime(SEC);
+		got = perfclock_reader_deliver(r, 10);
+		if (got < 0)
+			err = (int)got;
+	}
+	got = perfclock_reader_stop(r);
+	if (got < 0 && !err)
+		err = (int)got;
+	load_stop = 1;
+	while (nload)
+		pthread_join(load[--nload], NULL);
+	perfclock_reader_get_stats(r, &st);
+	tap_diag("reader: %s: %llu events, %llu restarts, %llu out of order, %llu late, age p50 %llu ns",
+		 name, (unsigned long long)s.events,
+		 (unsigned long long)st.queue.restarts,
+		 (unsigned long long)s.inversions, (unsigned long long)s.late,
+		 (unsigned long long)st.age_p50_ns);
+	tap_ok(!err && s.events > 1000 && st.queue.restarts >= 1 && !s.late &&
+	       s.inversions <= st.queue.restarts,
+	       "reader: %s: set back, forward, both: no event late, none out of order but at a restart (%llu late, %llu out of order, %llu restarts; %s)",
+	       name, (unsigned long long)s.late,
+	       (unsigned long long)s.inversions,
+	       (unsigned long long)st.queue.restarts, strerror(-err));
+	perfclock_reader_free(r);
+	perfclock_evring_close(er);
+}
+
 int main(int argc, char **argv)
 {
 	struct perfclock_clock_info ci;
@@ -486,6 +585,8 @@ int main(int argc, char **argv)
 	}
 	test_tai_offset(c[1]);
 	test_round_loop(c[0], names[0]);
+	if (module_mode)
+		test_reader(c[0], names[0]);
 	for (i = 0; i < 2; i++)
 		perfclock_close(c[i]);
 	return tap_exit();
