@@ -58,9 +58,9 @@
 #include "tap.h"
 
 #define SEC		1000000000LL
-#define ROUNDS		8
+#define ROUNDS		5
 #define RING_PAGES	16
-#define LOOP_ROUNDS	400
+#define LOOP_ROUNDS	300
 
 static const int ids[] = { CLOCK_REALTIME, CLOCK_TAI };
 static const char *const names[] = { "REALTIME", "TAI" };
@@ -376,8 +376,8 @@ static void test_round_loop(struct perfclock *c, const char *name)
 	       !pthread_create(&load[nload], NULL, load_main, NULL))
 		nload++;
 	for (i = 0; i < LOOP_ROUNDS && !err; i++) {
-		/* Back, forward, back and forward: a set each 50 rounds. */
-		if (i % 50 == 25) {
+		/* Back, forward, back and forward: a set each 40 rounds. */
+		if (i % 40 == 20) {
 			switch (sets++ % 3) {
 			case 0:
 				err = step_realtime(-SEC);
@@ -558,13 +558,13 @@ static void test_reader(struct perfclock *c, const char *name)
 	load_stop = 0;
 	while (nload < 4 && !pthread_create(&load[nload], NULL, load_main, NULL))
 		nload++;
-	/* 300 merges of up to 10 ms; a set at 50 (back), 150 (forward), 250. */
-	for (i = 0; i < 300 && !err; i++) {
-		if (i == 50)
+	/* 200 merges of up to 10 ms; a set at 30 (back), 100 (forward), 170. */
+	for (i = 0; i < 200 && !err; i++) {
+		if (i == 30)
 			err = set_back(&s, 0);
-		else if (i == 150)
+		else if (i == 100)
 			err = step_realtime(SEC);
-		else if (i == 250)
+		else if (i == 170)
 			err = set_back(&s, 1);
 		got = perfclock_reader_deliver(r, 10);
 		if (got < 0)
