@@ -82,6 +82,7 @@ struct perfclock {
 	 * after (set_taken), and for CLOCK_TAI the TAI offset last read.
 	 */
 	int set_tfd;
+	int set_err;		/* a fork() child without its own: -errno */
 	uint32_t set_gen, set_taken;
 	int set_tai_known;
 	long long set_tai_s;

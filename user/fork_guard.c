@@ -16,11 +16,15 @@
  * end. In the child (one thread, the one that forked) the mutexes are
  * initialized again rather than unlocked: POSIX leaves unlocking a
  * mutex from another thread undefined, and the forking thread's copy in
- * the child is, formally, another thread.
+ * the child is, formally, another thread. A clock that can be set also
+ * gets a timerfd of its own there (horizon_sets.c:
+ * perfclock__sets_forked()): the inherited one is shared with the
+ * parent, and a set one process reads would be lost to the other.
  */
 #include <pthread.h>
 
 #include "clock_internal.h"
+#include "horizon_internal.h"
 
 static pthread_mutex_t list_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct perfclock *list_head;
@@ -55,8 +59,10 @@ static void child(void)
 	struct perfclock *c;
 
 	for (c = list_head; c; c = c->fork_next) {
-		if (c->set_tfd >= 0)
+		if (c->set_tfd >= 0) {
 			pthread_mutex_init(&c->set_lock, NULL);
+			perfclock__sets_forked(c);	/* horizon_sets.c */
+		}
 		pthread_mutex_init(&c->hz_lock, NULL);
 	}
 	pthread_mutex_init(&list_lock, NULL);

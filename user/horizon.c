@@ -208,6 +208,8 @@ static int take(struct perfclock *clk, int sync, uint32_t flags, uint64_t *h,
 
 	if (clk->set_tfd < 0)
 		return ask(clk, sync, flags, h, gen);
+	if (clk->set_err)		/* a fork() child without its timerfd */
+		return clk->set_err;
 	cover = perfclock__sets_taken(clk);
 	for (tries = 0; tries < SET_TRIES; tries++) {
 		err = ask(clk, sync || (fresh && backend_of(clk)->is_exact(clk)),

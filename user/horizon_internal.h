@@ -126,6 +126,8 @@ void perfclock__sets_release(struct perfclock *clk);
 uint32_t perfclock__sets_seen(struct perfclock *clk);
 uint32_t perfclock__sets_taken(struct perfclock *clk);
 void perfclock__sets_took(struct perfclock *clk, uint32_t s);
+/* In a fork() child: a timerfd of its own (fork_guard.c). */
+void perfclock__sets_forked(struct perfclock *clk);
 
 /*
  * horizon_percpu.c: pick how the clock's per-CPU horizon is read, at

@@ -54,6 +54,7 @@
  * back-and-forward pair.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
@@ -125,11 +126,37 @@ int perfclock__sets_follow(struct perfclock *clk)
 	}
 	clk->set_gen = 0;
 	clk->set_taken = 0;
+	clk->set_err = 0;
 	clk->set_tai_known = clk->clockid == CLOCK_TAI &&
 			     tai_offset(&clk->set_tai_s) == 0;
 	pthread_mutex_init(&clk->set_lock, NULL);
 	clk->set_tfd = fd;
 	return 0;
+}
+
+/*
+ * In a fork() child (fork_guard.c's child handler: one thread, set_lock
+ * just initialized). The timerfd is the parent's open file description,
+ * shared: a cancel one process reads is gone for the other, which would
+ * then miss the set. The child gets its own on the same descriptor
+ * number, and counts the fork as a set: one the parent had not read yet
+ * may be in the shared one (a restart costs the child a flush). If it
+ * cannot have its own, its horizons of this clock fail (set_err) rather
+ * than miss sets.
+ */
+void perfclock__sets_forked(struct perfclock *clk)
+{
+	int fd = timerfd_create(CLOCK_REALTIME, TFD_NONBLOCK | TFD_CLOEXEC);
+
+	clk->set_gen++;
+	if (fd >= 0 && !arm_cancel_on_set(fd) &&
+	    dup3(fd, clk->set_tfd, O_CLOEXEC) >= 0) {
+		close(fd);
+		return;
+	}
+	clk->set_err = errno ? -errno : -EMFILE;
+	if (fd >= 0)
+		close(fd);
 }
 
 void perfclock__sets_release(struct perfclock *clk)

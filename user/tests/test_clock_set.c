@@ -20,6 +20,7 @@
  *    until the module's next check (1 ms later, at best);
  *  - back and forward: set back and forward again with nothing between:
  *    the next call restarts;
+ * a fork() child and its parent each see a set, whoever reads it first;
  * and for TAI alone:
  *  - the TAI offset lowered by one (adjtimex ADJ_TAI): CLOCK_TAI steps
  *    back 1 s with REALTIME untouched, which the timerfd does not see;
@@ -48,6 +49,7 @@
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/timex.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -285,6 +287,58 @@ static void test_back_and_forward(struct perfclock *c, const char *name)
 	tap_ok(!err && told == ROUNDS,
 	       "back and forward: %s: set back and forward again, the next horizon restarts (%d of %d)",
 	       name, told, ROUNDS);
+}
+
+/*
+ * After fork(), parent and child each see a set, whoever reads first:
+ * the timerfd they inherit is one open file description, and a cancel
+ * read by one is gone for the other (fork_guard.c gives the child its
+ * own). The child's first horizon restarts (the fork counts as a set);
+ * then the parent sets the clock back and takes its horizon first; the
+ * child's next must restart too.
+ */
+static void test_fork(struct perfclock *c, const char *name)
+{
+	int go[2], back[2], st = 0, child_ok = 0;
+	uint64_t h;
+	uint32_t g;
+	char b = 0;
+	pid_t pid;
+
+	if (pipe(go) || pipe(back)) {
+		tap_ok(0, "fork: %s: pipes", name);
+		return;
+	}
+	settle(c, &h, &g);
+	pid = fork();
+	if (pid == 0) {
+		int first = perfclock_horizon_gen(c, &h, &g), ret;
+
+		ret = write(back[1], "r", 1) == 1 && read(go[0], &b, 1) == 1 ?
+		      perfclock_horizon_gen(c, &h, &g) : -EIO;
+		_exit(first == PERFCLOCK_HORIZON_RESTARTED &&
+		      ret == PERFCLOCK_HORIZON_RESTARTED ? 0 :
+		      ret == 0 ? 1 : 2);
+	}
+	if (pid > 0 && read(back[0], &b, 1) == 1) {
+		st = step_realtime(-SEC);
+		st |= perfclock_horizon_gen(c, &h, &g) !=
+		      PERFCLOCK_HORIZON_RESTARTED;
+		st |= write(go[1], "g", 1) != 1;
+		st |= step_realtime(SEC);
+		settle(c, &h, &g);
+	}
+	if (pid > 0 && waitpid(pid, &child_ok, 0) == pid)
+		child_ok = WIFEXITED(child_ok) ? WEXITSTATUS(child_ok) : 3;
+	else
+		child_ok = 4;
+	tap_ok(pid > 0 && !st && child_ok == 0,
+	       "fork: %s: the parent took the set first, the child saw it too (child status %d: 1 = no restart)",
+	       name, child_ok);
+	close(go[0]);
+	close(go[1]);
+	close(back[0]);
+	close(back[1]);
 }
 
 /* CLOCK_TAI alone steps back: adjtimex(ADJ_TAI) lowers its offset. */
@@ -636,6 +690,7 @@ int main(int argc, char **argv)
 		test_back_and_forward(c[i], names[i]);
 	}
 	test_tai_offset(c[1]);
+	test_fork(c[0], names[0]);
 	test_round_loop(c[0], names[0]);
 	if (module_mode)
 		test_reader(c[0], names[0]);
