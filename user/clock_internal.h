@@ -86,6 +86,9 @@ struct perfclock {
 	uint32_t set_gen, set_taken;
 	int set_tai_known;
 	long long set_tai_s;
+	/* The wall offset read just before fork() (horizon_sets.c, FORK). */
+	int set_fork_ok;
+	long long set_fork_off, set_fork_err;
 	pthread_mutex_t set_lock;
 	/*
 	 * The per-CPU horizon (horizon_percpu.c): how it is read, chosen at

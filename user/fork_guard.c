@@ -17,9 +17,10 @@
  * initialized again rather than unlocked: POSIX leaves unlocking a
  * mutex from another thread undefined, and the forking thread's copy in
  * the child is, formally, another thread. A clock that can be set also
- * gets a timerfd of its own there (horizon_sets.c:
- * perfclock__sets_forked()): the inherited one is shared with the
- * parent, and a set one process reads would be lost to the other.
+ * gets a timerfd of its own there: the inherited one is shared with the
+ * parent, and a set one process reads would be lost to the other (FORK
+ * in horizon_sets.c; its prepare step reads the timerfd and two clocks
+ * under set_lock).
  */
 #include <pthread.h>
 
@@ -37,8 +38,10 @@ static void prepare(void)
 	pthread_mutex_lock(&list_lock);
 	for (c = list_head; c; c = c->fork_next) {
 		pthread_mutex_lock(&c->hz_lock);
-		if (c->set_tfd >= 0)
+		if (c->set_tfd >= 0) {
 			pthread_mutex_lock(&c->set_lock);
+			perfclock__sets_prefork(c);	/* horizon_sets.c */
+		}
 	}
 }
 

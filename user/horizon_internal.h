@@ -126,7 +126,11 @@ void perfclock__sets_release(struct perfclock *clk);
 uint32_t perfclock__sets_seen(struct perfclock *clk);
 uint32_t perfclock__sets_taken(struct perfclock *clk);
 void perfclock__sets_took(struct perfclock *clk, uint32_t s);
-/* In a fork() child: a timerfd of its own (fork_guard.c). */
+/*
+ * fork_guard.c's handlers (FORK in horizon_sets.c): _prefork() in the
+ * parent under set_lock, _forked() in the child: a timerfd of its own.
+ */
+void perfclock__sets_prefork(struct perfclock *clk);
 void perfclock__sets_forked(struct perfclock *clk);
 
 /*

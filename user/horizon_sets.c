@@ -135,28 +135,75 @@ int perfclock__sets_follow(struct perfclock *clk)
 }
 
 /*
- * In a fork() child (fork_guard.c's child handler: one thread, set_lock
- * just initialized). The timerfd is the parent's open file description,
- * shared: a cancel one process reads is gone for the other, which would
- * then miss the set. The child gets its own on the same descriptor
- * number, and counts the fork as a set: one the parent had not read yet
- * may be in the shared one (a restart costs the child a flush). If it
- * cannot have its own, its horizons of this clock fail (set_err) rather
- * than miss sets.
+ * REALTIME - MONOTONIC (offs_real, which only a set moves; NTP's slewing
+ * moves both clocks alike): REALTIME read between two MONOTONIC reads,
+ * against their midpoint, within *err (half the bracket). 0, or -1.
  */
+static int wall_offset(long long *off, long long *err)
+{
+	struct timespec m0, r, m1;
+	long long a, b;
+
+	if (clock_gettime(CLOCK_MONOTONIC, &m0) ||
+	    clock_gettime(CLOCK_REALTIME, &r) ||
+	    clock_gettime(CLOCK_MONOTONIC, &m1))
+		return -1;
+	a = ts_ns(&m0);
+	b = ts_ns(&m1);
+	*off = ts_ns(&r) - (a + (b - a) / 2);
+	*err = (b - a) / 2 + 1;
+	return 0;
+}
+
+/*
+ * FORK. The timerfd is one open file description, shared by parent and
+ * child after fork(): a cancel that one process reads is gone for the
+ * other, which would miss the set. So (fork_guard.c's handlers):
+ *  - _prefork(), in the parent under set_lock just before fork(): take
+ *    any cancel pending (both processes then count it) and read the wall
+ *    offset;
+ *  - _forked(), in the child (one thread): a timerfd of its own on the
+ *    same descriptor number, armed, then the wall offset again. A set in
+ *    between (the fork itself) shows as a different offset: counted. A
+ *    set smaller than the two reads' error (tens of ns through the vDSO,
+ *    microseconds through the system call) is not seen there. A child
+ *    that cannot have its own timerfd gets set_err: its horizons of this
+ *    clock fail rather than miss sets.
+ */
+void perfclock__sets_prefork(struct perfclock *clk)
+{
+	uint64_t expirations;
+
+	if (read(clk->set_tfd, &expirations, sizeof(expirations)) < 0 &&
+	    errno == ECANCELED) {
+		clk->set_gen++;
+		arm_cancel_on_set(clk->set_tfd);
+	}
+	clk->set_fork_ok = !wall_offset(&clk->set_fork_off,
+					&clk->set_fork_err);
+}
+
 void perfclock__sets_forked(struct perfclock *clk)
 {
 	int fd = timerfd_create(CLOCK_REALTIME, TFD_NONBLOCK | TFD_CLOEXEC);
+	long long off, err, d;
 
-	clk->set_gen++;
-	if (fd >= 0 && !arm_cancel_on_set(fd) &&
-	    dup3(fd, clk->set_tfd, O_CLOEXEC) >= 0) {
-		close(fd);
+	if (fd < 0 || arm_cancel_on_set(fd) ||
+	    dup3(fd, clk->set_tfd, O_CLOEXEC) < 0) {
+		clk->set_err = errno ? -errno : -EMFILE;
+		if (fd >= 0)
+			close(fd);
 		return;
 	}
-	clk->set_err = errno ? -errno : -EMFILE;
-	if (fd >= 0)
-		close(fd);
+	close(fd);
+	if (!clk->set_fork_ok || wall_offset(&off, &err)) {
+		clk->set_gen++;		/* unknown: count it */
+		return;
+	}
+	d = off > clk->set_fork_off ? off - clk->set_fork_off :
+	    clk->set_fork_off - off;
+	if (d > err + clk->set_fork_err)
+		clk->set_gen++;
 }
 
 void perfclock__sets_release(struct perfclock *clk)

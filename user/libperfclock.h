@@ -465,6 +465,12 @@ enum perfclock_backend {
  *    module's generation sees it at its next check), and a TAI offset
  *    change and back again between two horizon calls (the library reads
  *    the offset at each call; the module counts every set).
+ *  - After fork(), parent and child each see every later set (the child
+ *    gets a timerfd of its own); a set during the fork() call itself is
+ *    seen by the child if it moved the clock by more than the error of
+ *    two clock reads (FORK in horizon_sets.c). A child that cannot have
+ *    its own timerfd (no fd left) gets -EMFILE from every horizon call
+ *    of the clock.
  * The per-CPU horizon is not offered for these clocks. A clock that can
  * be set needs a timerfd (TFD_TIMER_CANCEL_ON_SET) to see sets: without
  * one perfclock_open_clockid() fails.
