@@ -454,6 +454,8 @@ enum perfclock_backend {
  *    once per set). Every set restarts, forward ones too, and a set back
  *    and forward again between two calls (one restart for both).
  *  - A set during a horizon call is reported by that call or the next.
+ *    A call whose reads were each followed by a new set, four in a row,
+ *    returns -EAGAIN (ask again).
  *  - Records stamped between a set and the caller's first horizon call
  *    after it may lie below the limit the caller held: they are across
  *    the step, and a tool delivers them as it can (the queue flags them
