@@ -602,8 +602,8 @@ static void test_reader(struct perfclock *c, const char *name)
 	rc.deliver = deliver;
 	rc.arg = &s;
 	r = perfclock_reader_start(c, er, &rc);
-	if (!tap_ok(r != NULL, "reader: %s: starts (%s)", name,
-		    r ? "" : strerror(errno))) {
+	if (!tap_ok(r != NULL, "reader: %s: starts%s%s", name,
+		    r ? "" : ": ", r ? "" : strerror(errno))) {
 		perfclock_evring_close(er);
 		return;
 	}
