@@ -19,11 +19,11 @@ echo '<4>perfclock selftest: log check probe' > /dev/kmsg
 log_warnings | grep -q 'log check probe'
 result $? "the log check sees a warning-level line"
 
-# libperfclock's estimated REALTIME/TAI horizons restart when the wall
-# clock is set (it steps this guest's clock back 2 s and restores it):
+# libperfclock's REALTIME/TAI horizons across sets of the wall clock and
+# of the TAI offset (it steps this guest's clock and restores it):
 # before the module is loaded, so that the estimate is what it tests.
-echo "# === libperfclock test_module realtime"
-./test_module realtime || rc=1
+echo "# === libperfclock test_clock_set estimate"
+./test_clock_set estimate || rc=1
 
 # Only what the tests provoke may reach the log from here on.
 dmesg -c >/dev/null
@@ -102,6 +102,9 @@ log_clean "the grace-period policy test"
 # The kernel's own lines about the TSC it was told to give up on are expected.
 echo "# === perfclock_clock_set_test"
 ./perfclock_clock_set_test || rc=1
+# The same sets through the library, on the module's horizons.
+echo "# === libperfclock test_clock_set module"
+./test_clock_set module || rc=1
 echo "# === perfclock_generation_test"
 PERFCLOCK_MARK_KO=/payload/perfclock_mark_tsc_unstable.ko ./perfclock_generation_test || rc=1
 echo "# === kernel"

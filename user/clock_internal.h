@@ -75,13 +75,20 @@ struct perfclock {
 	 */
 	uint64_t np_skew, np_stall, np_when;
 	/*
-	 * Estimated horizons of a clock that can be set (REALTIME, TAI):
-	 * a CLOCK_REALTIME timerfd armed with TFD_TIMER_CANCEL_ON_SET (-1
-	 * if none) and the generation the sets it reported have made
-	 * (horizon_estimate.c), under set_lock.
+	 * Horizons of a clock that can be set (REALTIME, TAI), whatever
+	 * the backend (horizon_sets.c): a CLOCK_REALTIME timerfd armed with
+	 * TFD_TIMER_CANCEL_ON_SET (-1: not such a clock); under set_lock,
+	 * the sets seen (set_gen), the count a horizon was last proven
+	 * after (set_taken), and for CLOCK_TAI the TAI offset last read.
 	 */
 	int set_tfd;
-	uint32_t set_gen;
+	int set_err;		/* a fork() child without its own: -errno */
+	uint32_t set_gen, set_taken;
+	int set_tai_known;
+	long long set_tai_s;
+	/* The wall offset read just before fork() (horizon_sets.c, FORK). */
+	int set_fork_ok;
+	long long set_fork_off, set_fork_err;
 	pthread_mutex_t set_lock;
 	/*
 	 * The per-CPU horizon (horizon_percpu.c): how it is read, chosen at

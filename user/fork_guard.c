@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * fork() and the clock's locks. hz_lock (horizon.c) and set_lock
- * (horizon_estimate.c) are pthread mutexes: a fork() while another
+ * (horizon_sets.c) are pthread mutexes: a fork() while another
  * thread holds one gives the child a copy that stays locked forever (the
  * holder does not exist there), and the child's first horizon deadlocks.
  * POSIX's answer (pthread_atfork(), "fork handlers"): take every such
@@ -11,16 +11,21 @@
  *
  * Lock order: list_lock, then each clock's hz_lock, then its set_lock.
  * Nothing holding hz_lock or set_lock takes list_lock (their critical
- * sections are a few loads and stores, a non-blocking read() and
- * timerfd_settime()), so the prepare handler only waits for those to
+ * sections are a few loads and stores, a non-blocking read(),
+ * timerfd_settime() and, for CLOCK_TAI, three clock_gettime()), so the prepare handler only waits for those to
  * end. In the child (one thread, the one that forked) the mutexes are
  * initialized again rather than unlocked: POSIX leaves unlocking a
  * mutex from another thread undefined, and the forking thread's copy in
- * the child is, formally, another thread.
+ * the child is, formally, another thread. A clock that can be set also
+ * gets a timerfd of its own there: the inherited one is shared with the
+ * parent, and a set one process reads would be lost to the other (FORK
+ * in horizon_sets.c; its prepare step reads the timerfd and two clocks
+ * under set_lock).
  */
 #include <pthread.h>
 
 #include "clock_internal.h"
+#include "horizon_internal.h"
 
 static pthread_mutex_t list_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct perfclock *list_head;
@@ -33,8 +38,10 @@ static void prepare(void)
 	pthread_mutex_lock(&list_lock);
 	for (c = list_head; c; c = c->fork_next) {
 		pthread_mutex_lock(&c->hz_lock);
-		if (c->set_tfd >= 0)
+		if (c->set_tfd >= 0) {
 			pthread_mutex_lock(&c->set_lock);
+			perfclock__sets_prefork(c);	/* horizon_sets.c */
+		}
 	}
 }
 
@@ -55,8 +62,10 @@ static void child(void)
 	struct perfclock *c;
 
 	for (c = list_head; c; c = c->fork_next) {
-		if (c->set_tfd >= 0)
+		if (c->set_tfd >= 0) {
 			pthread_mutex_init(&c->set_lock, NULL);
+			perfclock__sets_forked(c);	/* horizon_sets.c */
+		}
 		pthread_mutex_init(&c->hz_lock, NULL);
 	}
 	pthread_mutex_init(&list_lock, NULL);

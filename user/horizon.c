@@ -65,8 +65,12 @@ static const struct horizon_backend *backend_of(const struct perfclock *clk)
 	return __atomic_load_n(&clk->hz, __ATOMIC_ACQUIRE);
 }
 
-void perfclock__horizon_choose(struct perfclock *clk)
+int perfclock__horizon_choose(struct perfclock *clk)
 {
+	int err = perfclock__sets_follow(clk);	/* REALTIME, TAI */
+
+	if (err)
+		return err;
 	pthread_mutex_init(&clk->hz_lock, NULL);
 	/*
 	 * The best exact backend the clock can have: the module's, when it
@@ -81,9 +85,9 @@ void perfclock__horizon_choose(struct perfclock *clk)
 	else
 		clk->hz = &perfclock__horizon_estimate;
 	clk->hz_opened = clk->hz;
-	perfclock__estimate_follow_sets(clk);
 	perfclock__horizon_percpu_choose(clk);
 	perfclock__fork_guard_add(clk);
+	return 0;
 }
 
 void perfclock__horizon_release(struct perfclock *clk)
@@ -93,7 +97,7 @@ void perfclock__horizon_release(struct perfclock *clk)
 	if (clk->hz_opened && clk->hz_opened->close)
 		clk->hz_opened->close(clk);
 	if (clk->hz_opened) {
-		perfclock__estimate_release(clk);
+		perfclock__sets_release(clk);
 		pthread_mutex_destroy(&clk->hz_lock);
 	}
 }
@@ -158,25 +162,70 @@ static int publish(struct perfclock *clk, uint64_t h, uint32_t gen, int ack,
 	return changed;
 }
 
-/* The backend's horizon, or the estimate's if the backend withdrew. */
-static int take(struct perfclock *clk, uint64_t *h, uint32_t *gen)
+/*
+ * The backend's horizon (sync: a fresh one, with flags), or the
+ * estimate's if the backend withdrew (a fresh one of it: -EOPNOTSUPP).
+ */
+static int ask(struct perfclock *clk, int sync, uint32_t flags, uint64_t *h,
+	       uint32_t *gen)
 {
+	const struct horizon_backend *b = backend_of(clk);
 	int err;
 
-	const struct horizon_backend *b = backend_of(clk);
-
 	*gen = 1;
-	err = b->horizon(clk, h, gen);
+	err = sync ? b->sync(clk, flags, h, gen) : b->horizon(clk, h, gen);
 	if (err == -ENOTTY) {
 		withdraw(clk);
 		b = &perfclock__horizon_estimate;
 		*gen = 1;
-		err = b->horizon(clk, h, gen);
+		err = sync ? -EOPNOTSUPP : b->horizon(clk, h, gen);
 	}
 	/* hz_gen_base changes once, before the switch it comes with. */
 	if (b == &perfclock__horizon_estimate)
 		*gen += __atomic_load_n(&clk->hz_gen_base, __ATOMIC_RELAXED);
 	return err;
+}
+
+/* Reads discarded in a row for a set right after them before -EAGAIN. */
+#define SET_TRIES	4
+
+/*
+ * ask(), and for a clock that can be set (REALTIME, TAI) THE RULE in
+ * horizon_sets.c: a horizon read is kept only if no set beyond `cover`
+ * shows right after it, where cover is a count of sets every one of which
+ * was seen before the read began (set_taken at first: a horizon was
+ * proven after those). Otherwise the read may be from before a set the
+ * caller already knows of (the module's page keeps its horizon until the
+ * module's next check): it is discarded, and a fresh one (the backend's
+ * sync(), which reads after the call begins; the estimate's plain read)
+ * is taken. Every set seen is a new generation: gen + cover.
+ */
+static int take(struct perfclock *clk, int sync, uint32_t flags, uint64_t *h,
+		uint32_t *gen)
+{
+	uint32_t cover, seen;
+	int tries, err, fresh = sync;
+
+	if (clk->set_tfd < 0)
+		return ask(clk, sync, flags, h, gen);
+	if (clk->set_err)		/* a fork() child without its timerfd */
+		return clk->set_err;
+	cover = perfclock__sets_taken(clk);
+	for (tries = 0; tries < SET_TRIES; tries++) {
+		err = ask(clk, sync || (fresh && backend_of(clk)->is_exact(clk)),
+			  sync ? flags : 0, h, gen);
+		if (err)
+			return err;
+		seen = perfclock__sets_seen(clk);
+		if (seen == cover) {
+			perfclock__sets_took(clk, cover);
+			*gen += cover;
+			return 0;
+		}
+		cover = seen;
+		fresh = 1;
+	}
+	return -EAGAIN;
 }
 
 PERFCLOCK_API int perfclock_horizon(struct perfclock *clk, uint64_t *ns)
@@ -187,7 +236,7 @@ PERFCLOCK_API int perfclock_horizon(struct perfclock *clk, uint64_t *ns)
 
 	if (!clk || !ns)
 		return -EINVAL;
-	err = take(clk, &h, &gen);
+	err = take(clk, 0, 0, &h, &gen);
 	if (err)
 		return err;
 	/* A restart this caller cannot follow: say so, every time. */
@@ -206,7 +255,7 @@ PERFCLOCK_API int perfclock_horizon_gen(struct perfclock *clk, uint64_t *ns,
 
 	if (!clk || !ns || !gen)
 		return -EINVAL;
-	err = take(clk, &h, &g);
+	err = take(clk, 0, 0, &h, &g);
 	if (err)
 		return err;
 	err = publish(clk, h, g, 1, &h, &g);
@@ -219,16 +268,12 @@ PERFCLOCK_API int perfclock_horizon_sync(struct perfclock *clk,
 					 uint32_t flags, uint64_t *ns)
 {
 	uint64_t h;
-	uint32_t gen = 1;
+	uint32_t gen;
 	int err;
 
 	if (!clk || !ns || (flags & ~PERFCLOCK_HORIZON_SYNC_EXPEDITED))
 		return -EINVAL;
-	err = backend_of(clk)->sync(clk, flags, &h, &gen);
-	if (err == -ENOTTY) {
-		withdraw(clk);
-		return -EOPNOTSUPP;
-	}
+	err = take(clk, 1, flags, &h, &gen);
 	if (err)
 		return err;
 	if (publish(clk, h, gen, 0, &h, &gen))
@@ -247,7 +292,7 @@ int perfclock__horizon_info(struct perfclock *clk,
 	int err;
 
 	/* The horizon's kind, and its age now; the caller is not told. */
-	err = take(clk, &h, &gen);
+	err = take(clk, 0, 0, &h, &gen);
 	if (err)
 		return err;
 	publish(clk, h, gen, 0, &h, &gen);

@@ -7,9 +7,7 @@
  * takes off too.
  */
 #include <errno.h>
-#include <sys/timerfd.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "horizon_internal.h"
 
@@ -96,88 +94,14 @@ uint64_t perfclock__inflight_estimate(struct perfclock *clk)
 		PERFCLOCK_HORIZON_ESTIMATE_INFLIGHT_NS;
 }
 
-/*
- * CLOCK_REALTIME and CLOCK_TAI step when they are set, backward too: a
- * horizon already handed out is then above the stamps that follow, and
- * the never-lower rule would keep it. User space's notice of a set is a
- * CLOCK_REALTIME timerfd armed with TFD_TIMER_ABSTIME |
- * TFD_TIMER_CANCEL_ON_SET: kernel/time/hrtimer.c:clock_was_set() calls
- * timerfd_clock_was_set() (fs/timerfd.c), after which read() fails with
- * ECANCELED (timerfd_canceled()) until the timer is armed again. Every
- * set of the wall clock reaches clock_was_set(): settimeofday and
- * clock_settime (timekeeping.c:do_settimeofday64()), timekeeping_inject_
- * offset(), a TAI offset change by adjtimex (do_adjtimex()), and leap
- * seconds, through clock_was_set_delayed() (a work item, so a little
- * later). Each one starts a new generation of this clock's estimates
- * (forward steps too: a restart only costs the caller a flush). A set
- * is seen at the first horizon taken after the kernel reported it; one
- * taken in between (the set is done, timerfd_clock_was_set() not yet)
- * still belongs to the old generation: an estimate, no more.
- */
-static int arm_cancel_on_set(int fd)
-{
-	/* Far ahead (2200-01-01): it never expires, it only cancels. */
-	struct itimerspec its = { .it_value = { .tv_sec = 7258118400LL } };
-
-	return timerfd_settime(fd, TFD_TIMER_ABSTIME | TFD_TIMER_CANCEL_ON_SET,
-			       &its, NULL);
-}
-
-void perfclock__estimate_follow_sets(struct perfclock *clk)
-{
-	int fd;
-
-	clk->set_tfd = -1;
-	if (clk->backend != PERFCLOCK_BACKEND_CLOCKID ||
-	    (clk->clockid != CLOCK_REALTIME && clk->clockid != CLOCK_TAI))
-		return;
-	/* Without it (an old kernel, no fds left) sets are not followed. */
-	fd = timerfd_create(CLOCK_REALTIME, TFD_NONBLOCK | TFD_CLOEXEC);
-	if (fd < 0)
-		return;
-	if (arm_cancel_on_set(fd)) {
-		close(fd);
-		return;
-	}
-	pthread_mutex_init(&clk->set_lock, NULL);
-	clk->set_tfd = fd;
-}
-
-void perfclock__estimate_release(struct perfclock *clk)
-{
-	if (clk->set_tfd < 0)
-		return;
-	close(clk->set_tfd);
-	pthread_mutex_destroy(&clk->set_lock);
-	clk->set_tfd = -1;
-}
-
-/* The clock's set generation, after taking any set the kernel reported. */
-static uint32_t sets_seen(struct perfclock *clk)
-{
-	uint64_t expirations;
-	uint32_t gen;
-
-	pthread_mutex_lock(&clk->set_lock);
-	if (read(clk->set_tfd, &expirations, sizeof(expirations)) < 0 &&
-	    errno == ECANCELED) {
-		clk->set_gen++;
-		arm_cancel_on_set(clk->set_tfd);
-	}
-	gen = clk->set_gen;
-	pthread_mutex_unlock(&clk->set_lock);
-	return gen;
-}
-
 static int estimate_horizon(struct perfclock *clk, uint64_t *ns,
 			    uint32_t *gen)
 {
 	uint64_t now;
 	int err;
 
-	/* Before the clock is read: a set seen here is in the past of now. */
-	if (clk->set_tfd >= 0)
-		*gen = 1 + sets_seen(clk);
+	/* A REALTIME or TAI clock's sets: horizon.c, horizon_sets.c. */
+	(void)gen;
 	err = perfclock_read(clk, &now);
 	if (err)
 		return err;

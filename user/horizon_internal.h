@@ -13,7 +13,10 @@
  *				reads: a read, then membarrier(GLOBAL)
  *				twice, kept fresh by a helper thread
  *	horizon_estimate.c	no exact backend: read minus skew and
- *				in-flight allowance; REALTIME/TAI sets
+ *				in-flight allowance
+ *	horizon_sets.c		not a backend: the sets of a REALTIME or
+ *				TAI clock, which horizon.c checks every
+ *				horizon of such a clock against
  *	horizon_percpu.c	not a backend of perfclock_horizon(): the
  *				per-CPU horizon H_c of perfclock_horizon_cpu(),
  *				beside whichever backend the clock has
@@ -94,10 +97,11 @@ int perfclock__horizon_membarrier_attach(struct perfclock *clk);
 int perfclock__clocksource_paravirt(void);
 
 /*
- * horizon.c: pick clk->hz at open, release it at close; the horizon's
- * fields of perfclock_get_info() (takes a horizon: may block).
+ * horizon.c: pick clk->hz at open (0, or -errno with nothing held: a
+ * REALTIME or TAI clock got no timerfd), release it at close; the
+ * horizon's fields of perfclock_get_info() (takes a horizon: may block).
  */
-void perfclock__horizon_choose(struct perfclock *clk);
+int perfclock__horizon_choose(struct perfclock *clk);
 void perfclock__horizon_release(struct perfclock *clk);
 int perfclock__horizon_info(struct perfclock *clk,
 			    struct perfclock_clock_info *info);
@@ -110,11 +114,24 @@ int perfclock__horizon_info(struct perfclock *clk,
 uint64_t perfclock__skew_estimate(struct perfclock *clk);
 uint64_t perfclock__inflight_estimate(struct perfclock *clk);
 /*
- * The estimate of a clock that can be set follows the sets (a timerfd
- * with TFD_TIMER_CANCEL_ON_SET): at open, and released at close.
+ * horizon_sets.c: a clock that can be set (REALTIME, TAI) follows its
+ * sets (a timerfd with TFD_TIMER_CANCEL_ON_SET, and the TAI offset):
+ * _follow() at open (0, or -errno: no timerfd; set_tfd is -1 for any
+ * other clock), _release() at close. _seen(): the sets seen so far;
+ * _taken(): the count a horizon was last proven after; _took(s): one
+ * was proven after s (THE RULE in horizon_sets.c).
  */
-void perfclock__estimate_follow_sets(struct perfclock *clk);
-void perfclock__estimate_release(struct perfclock *clk);
+int perfclock__sets_follow(struct perfclock *clk);
+void perfclock__sets_release(struct perfclock *clk);
+uint32_t perfclock__sets_seen(struct perfclock *clk);
+uint32_t perfclock__sets_taken(struct perfclock *clk);
+void perfclock__sets_took(struct perfclock *clk, uint32_t s);
+/*
+ * fork_guard.c's handlers (FORK in horizon_sets.c): _prefork() in the
+ * parent under set_lock, _forked() in the child: a timerfd of its own.
+ */
+void perfclock__sets_prefork(struct perfclock *clk);
+void perfclock__sets_forked(struct perfclock *clk);
 
 /*
  * horizon_percpu.c: pick how the clock's per-CPU horizon is read, at

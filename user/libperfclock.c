@@ -159,6 +159,27 @@ static void detach_device(struct perfclock *clk)
 	memset(&clk->info, 0, sizeof(clk->info));
 }
 
+/*
+ * The last step of every open: the horizon's backend. NULL with errno
+ * and clk freed if it fails (a REALTIME or TAI clock with no timerfd to
+ * follow its sets: horizon_sets.c).
+ */
+static struct perfclock *choose_horizon(struct perfclock *clk)
+{
+	int err = perfclock__horizon_choose(clk);
+
+	if (!err)
+		return clk;
+	detach_device(clk);
+	if (clk->own_perf_fd >= 0) {
+		munmap((void *)clk->perf_page, clk->own_perf_len);
+		close(clk->own_perf_fd);
+	}
+	free(clk);
+	errno = -err;
+	return NULL;
+}
+
 PERFCLOCK_API struct perfclock *perfclock_open_clockid(int clockid)
 {
 	struct perfclock *clk;
@@ -195,8 +216,7 @@ PERFCLOCK_API struct perfclock *perfclock_open_clockid(int clockid)
 	if (clockid < PERFCLOCK_HORIZON_CLOCKIDS &&
 	    attach_device(clk, PERFCLOCK_DEVICE_PATH) == 0 && !clk->hz_exact)
 		detach_device(clk);
-	perfclock__horizon_choose(clk);
-	return clk;
+	return choose_horizon(clk);
 }
 
 PERFCLOCK_API struct perfclock *
@@ -230,8 +250,7 @@ perfclock_open_perf_page(const struct perf_event_mmap_page *pc)
 	/* Exact horizons from the module if it is there (as for clockids). */
 	if (attach_device(clk, PERFCLOCK_DEVICE_PATH) == 0 && !clk->hz_exact)
 		detach_device(clk);
-	perfclock__horizon_choose(clk);
-	return clk;
+	return choose_horizon(clk);
 }
 
 /*
@@ -308,8 +327,7 @@ PERFCLOCK_API struct perfclock *perfclock_open(const char *path)
 		errno = -err;
 		return NULL;
 	}
-	perfclock__horizon_choose(clk);
-	return clk;
+	return choose_horizon(clk);
 }
 
 PERFCLOCK_API void perfclock_close(struct perfclock *clk)

@@ -96,7 +96,8 @@
  *  - the ring reader and perfclock_evring_open(): PERF_EVENT_IOC_ID,
  *    PERF_SAMPLE_IDENTIFIER, cap_user_time_zero (3.12),
  *    PERF_FLAG_FD_CLOEXEC (3.14);
- *  - perfclock_open_clockid(): attr.use_clockid (4.1);
+ *  - perfclock_open_clockid(): attr.use_clockid (4.1); for CLOCK_REALTIME
+ *    and CLOCK_TAI, TFD_TIMER_CANCEL_ON_SET (3.0; SETTABLE CLOCKS);
  *  - the membarrier horizon: membarrier(2) (4.3), its command 1 named
  *    MEMBARRIER_CMD_SHARED until 4.16 renamed it MEMBARRIER_CMD_GLOBAL
  *    (the same value, which the library passes). MEMBARRIER HORIZON's
@@ -174,7 +175,8 @@
  *    ktime_get_clocktai_ns(), the same seqcount, but they step when the
  *    clock is set (settimeofday(), ADJ_SETOFFSET, a leap second), and a
  *    record stamped after a step back is below a read taken before it:
- *    NOT exact this way; they keep the estimate without the module.
+ *    NOT exact this way; they keep the estimate without the module, and
+ *    restart at every set with either (SETTABLE CLOCKS below).
  *  - perf_clock() through perf's page: arch/x86/events/core.c:
  *    arch_perf_update_userpage() offers time_zero (cap_user_time_zero)
  *    only if using_native_sched_clock() && sched_clock_stable(), with
@@ -265,8 +267,12 @@ struct perfclock *perfclock_open(const char *path);
  * CLOCK_MONOTONIC_RAW and CLOCK_BOOTTIME (MEMBARRIER HORIZON above), the
  * estimate for the others or where the kernel has no barrier. Exact for
  * CLOCK_MONOTONIC_RAW only: the others are exact except the NTP slope
- * (NTP SLOPE below), the module's horizons for them too.
- * Errors: EINVAL for any other clock, ENOMEM.
+ * (NTP SLOPE below), the module's horizons for them too. CLOCK_REALTIME
+ * and CLOCK_TAI also hold a timerfd that follows their sets (SETTABLE
+ * CLOCKS below).
+ * Errors: EINVAL for any other clock, ENOMEM; for CLOCK_REALTIME and
+ * CLOCK_TAI those of timerfd_create() too (EMFILE, ENFILE: no fd for
+ * the timerfd; without it a set would go unseen, so no clock).
  */
 struct perfclock *perfclock_open_clockid(int clockid);
 
@@ -305,8 +311,10 @@ void perfclock_close(struct perfclock *clk);
  * restart. A module with PERFCLOCK_INFO_HORIZON_GENERATION restarts them
  * when one already handed out may be above a later stamp (sched_clock
  * became unstable and its clocks were reset; CLOCK_REALTIME or CLOCK_TAI
- * set backward): every H returned before is void, and the new ones may
- * be smaller. perfclock_horizon() then fails, on every call, until the
+ * set backward), and the library restarts a CLOCK_REALTIME or CLOCK_TAI
+ * clock's at every set it sees, whatever the backend (SETTABLE CLOCKS
+ * below): every H returned before is void, and the new ones may be
+ * smaller. perfclock_horizon() then fails, on every call, until the
  * program takes its horizons from perfclock_horizon_gen(), which reports
  * the restart and goes on. (A program written before generations existed
  * stops with an error instead of merging on a void horizon.)
@@ -427,12 +435,47 @@ enum perfclock_backend {
 #define PERFCLOCK_CLOCK_PAGE_MAPPED	(1U << 1)
 #define PERFCLOCK_CLOCK_PAGE_TSC_VALID	(1U << 2)
 /*
- * The clock can be set (REALTIME, TAI): it may step backwards. Its
- * horizons then restart (PERFCLOCK_HORIZON_RESTARTED): the estimate's
- * on every set of the wall clock the kernel reports through a
- * TFD_TIMER_CANCEL_ON_SET timerfd (forward sets too; seen at the first
- * horizon after the kernel's clock_was_set()); the module's when it bumps
- * its generation (PERFCLOCK_INFO_HORIZON_GENERATION).
+ * The clock can be set (REALTIME, TAI): it may step backwards. SETTABLE
+ * CLOCKS says what its horizons promise then.
+ *
+ * SETTABLE CLOCKS (horizon_sets.c has the kernel references). perf
+ * stamps CLOCK_REALTIME and CLOCK_TAI records with ktime_get_real_ns()
+ * and ktime_get_clocktai_ns(): MONOTONIC plus an offset that a set moves
+ * at once (settimeofday(), clock_settime(), adjtimex() ADJ_SETOFFSET,
+ * ADJ_TAI for CLOCK_TAI, a leap second, resume). After a set back,
+ * records are stamped below horizons handed out before it; no horizon
+ * can be exact across it. What the library promises, with the module's
+ * horizons and with the estimate alike:
+ *  - A set whose call returned before a horizon call began is reported
+ *    by that call: PERFCLOCK_HORIZON_RESTARTED from perfclock_horizon_gen()
+ *    (-ESTALE from perfclock_horizon() and perfclock_horizon_sync()), and
+ *    the horizon it returns was read after the set (the module's page is
+ *    passed over for a fresh GET_HORIZON, which blocks for a grace period
+ *    once per set). Every set restarts, forward ones too, and a set back
+ *    and forward again between two calls (one restart for both).
+ *  - A set during a horizon call is reported by that call or the next.
+ *    A call whose reads were each followed by a new set, four in a row,
+ *    returns -EAGAIN (ask again).
+ *  - Records stamped between a set and the caller's first horizon call
+ *    after it may lie below the limit the caller held: they are across
+ *    the step, and a tool delivers them as it can (the queue flags them
+ *    PERFCLOCK_EVENT_LATE; after perfclock_queue_restart() they are in
+ *    order again). A tool that sets the clock itself between rounds, and
+ *    takes its next horizon before draining, meets none.
+ *  - Not seen at once: a leap second (the kernel tells user space from a
+ *    work item, clock_was_set_delayed(), a little after the step; the
+ *    module's generation sees it at its next check), and a TAI offset
+ *    change and back again between two horizon calls (the library reads
+ *    the offset at each call; the module counts every set).
+ *  - After fork(), parent and child each see every later set (the child
+ *    gets a timerfd of its own); a set during the fork() call itself is
+ *    seen by the child if it moved the clock by more than the error of
+ *    two clock reads (FORK in horizon_sets.c). A child that cannot have
+ *    its own timerfd (no fd left) gets -EMFILE from every horizon call
+ *    of the clock.
+ * The per-CPU horizon is not offered for these clocks. A clock that can
+ * be set needs a timerfd (TFD_TIMER_CANCEL_ON_SET) to see sets: without
+ * one perfclock_open_clockid() fails.
  */
 #define PERFCLOCK_CLOCK_SETTABLE	(1U << 3)
 /*

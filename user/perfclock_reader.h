@@ -56,6 +56,12 @@
  *    is an estimate (no module, no membarrier: REALTIME, TAI), or an attr
  *    whose samples the PMU stamps itself (PEBS, perfclock_check_attr()):
  *    no horizon covers those; they can come late (PERFCLOCK_EVENT_LATE).
+ * A restart (a new generation of either kind: sched_clock reset, a
+ * REALTIME or TAI clock set, SETTABLE CLOCKS in libperfclock.h) flushes
+ * the queue and drops the global limit, which then starts again from the
+ * new generation's horizons. Records stamped after a set back and drained
+ * before a reader thread saw the set arrive below what was delivered:
+ * PERFCLOCK_EVENT_LATE.
  * The global limit is the minimum of both kinds. A CPU that comes online
  * after start has no ring (perfclock_evring_open() opened the online
  * ones): not read at all.
@@ -206,7 +212,8 @@ struct perfclock_reader_stats {
 	uint64_t records, untimed, lost_records, lost, lost_samples;
 	uint64_t delivered;		/* events delivered, all kinds */
 	uint64_t limits;		/* times the global limit moved */
-	uint64_t limit;			/* the last global limit */
+	/* The last global limit; 0 from a restart to the new one's first. */
+	uint64_t limit;
 	/*
 	 * The age of each thread horizon when the merger took it: a clock
 	 * read on the merger's thread minus the horizon (with a per-CPU

@@ -206,6 +206,13 @@ static int64_t merge(struct perfclock_reader *r)
 		}
 	}
 	if (restart) {
+		/*
+		 * The old generation's limit goes with it: the new horizons
+		 * may be below it (a REALTIME clock set back), and kept it
+		 * would flush every later record at once, unordered, until
+		 * the clock caught up.
+		 */
+		r->limit = 0;
 		n = perfclock_queue_restart(r->q);
 		if (n < 0)
 			err = (int)n;

@@ -431,106 +431,12 @@ static void test_horizon_record(void)
 	close(fd);
 }
 
-/*
- * "realtime" (guest, root, before the module is loaded): the estimated
- * horizon of CLOCK_REALTIME and CLOCK_TAI restarts when the wall clock is
- * set back, and again when it is set forward (TFD_TIMER_CANCEL_ON_SET,
- * horizon_estimate.c). Never run on a host: it sets the clock (by 2 s,
- * and restores it).
- */
-static uint64_t ts_ns(const struct timespec *ts)
-{
-	return (uint64_t)ts->tv_sec * 1000000000ULL + (uint64_t)ts->tv_nsec;
-}
-
-static int step_realtime(long long delta_ns)
-{
-	struct timespec ts;
-	long long ns;
-
-	if (clock_gettime(CLOCK_REALTIME, &ts))
-		return -errno;
-	ns = (long long)ts_ns(&ts) + delta_ns;
-	ts.tv_sec = ns / 1000000000LL;
-	ts.tv_nsec = ns % 1000000000LL;
-	return clock_settime(CLOCK_REALTIME, &ts) ? -errno : 0;
-}
-
-static int test_realtime(void)
-{
-	static const int ids[] = { CLOCK_REALTIME, CLOCK_TAI };
-	static const char *const names[] = { "REALTIME", "TAI" };
-	struct perfclock *c[2], *old;
-	struct perfclock_clock_info ci;
-	uint64_t h0[2], h1[2], h;
-	uint32_t g0[2], g1[2], g;
-	int i, ret[2], err;
-
-	const char *regime = getenv("PERFCLOCK_REGIME");
-
-	/*
-	 * Never set a host's clock: only in the test guest, whose /init
-	 * sets PERFCLOCK_REGIME and which runs its payload from /payload.
-	 */
-	if (!regime || (strcmp(regime, "stable") && strcmp(regime, "unstable")) ||
-	    access("/payload/run.sh", F_OK)) {
-		tap_skip("realtime: all # SKIP not in the test guest");
-		return tap_exit();
-	}
-	for (i = 0; i < 2; i++) {
-		c[i] = perfclock_open_clockid(ids[i]);
-		if (!c[i] || perfclock_get_info(c[i], &ci) ||
-		    (ci.flags & PERFCLOCK_CLOCK_HORIZON_EXACT)) {
-			tap_skip("realtime: %s # SKIP no estimated clock (module loaded?)",
-				 names[i]);
-			return tap_exit();
-		}
-		ret[i] = perfclock_horizon_gen(c[i], &h0[i], &g0[i]);
-		tap_ok(ret[i] == 0 && g0[i] == 1,
-		       "realtime: %s estimate, generation %u", names[i], g0[i]);
-	}
-	old = perfclock_open_clockid(CLOCK_REALTIME);
-	if (!old || perfclock_horizon(old, &h))
-		tap_ok(0, "realtime: a second REALTIME clock");
-	err = step_realtime(-2000000000LL);
-	if (err) {
-		tap_skip("realtime: clock_settime # SKIP %s (not root?)",
-			 strerror(-err));
-		return tap_exit();
-	}
-	for (i = 0; i < 2; i++) {
-		ret[i] = perfclock_horizon_gen(c[i], &h1[i], &g1[i]);
-		tap_ok(ret[i] == PERFCLOCK_HORIZON_RESTARTED && g1[i] == 2 &&
-		       h1[i] + 1000000000ULL < h0[i],
-		       "realtime: %s set back 2 s: restarted (ret %d, gen %u), "
-		       "the new horizon %.3f s below the old one (the old rule "
-		       "kept the maximum)", names[i], ret[i], g1[i],
-		       ((double)h0[i] - (double)h1[i]) / 1e9);
-	}
-	tap_ok(perfclock_horizon(old, &h) == -ESTALE,
-	       "realtime: a caller of perfclock_horizon() is told: -ESTALE");
-	err = step_realtime(2000000000LL);
-	ret[0] = perfclock_horizon_gen(c[0], &h, &g);
-	tap_ok(!err && ret[0] == PERFCLOCK_HORIZON_RESTARTED && g == 3,
-	       "realtime: set forward again (restored): a restart too (ret %d, gen %u)",
-	       ret[0], g);
-	ret[0] = perfclock_horizon_gen(c[0], &h, &g);
-	tap_ok(ret[0] == 0 && g == 3,
-	       "realtime: no set since: no restart (ret %d, gen %u)", ret[0], g);
-	for (i = 0; i < 2; i++)
-		perfclock_close(c[i]);
-	perfclock_close(old);
-	return tap_exit();
-}
-
 int main(int argc, char **argv)
 {
 	/* "clockid": the same checks on the host's CLOCK_MONOTONIC backend */
 	int host = argc > 1 && !strcmp(argv[1], "clockid");
 	struct perf_event_attr a;
 
-	if (argc > 1 && !strcmp(argv[1], "realtime"))
-		return test_realtime();
 	if (host) {
 		who = "clockid";
 		clk = perfclock_open_clockid(CLOCK_MONOTONIC);

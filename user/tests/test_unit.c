@@ -46,6 +46,7 @@ int main(void)
 	test_horizon_estimate();
 	test_attr_hw_time();
 	test_settable_estimate();
+	test_settable_no_fd();
 	test_membarrier();
 	test_percpu();
 	test_ntp_slope();

@@ -10,6 +10,7 @@ void test_page_reader(void);
 void test_horizon_estimate(void);
 void test_attr_hw_time(void);
 void test_settable_estimate(void);
+void test_settable_no_fd(void);
 
 /* unit_percpu.c */
 void test_percpu(void);

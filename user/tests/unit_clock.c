@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -376,11 +377,65 @@ void test_settable_estimate(void)
 	tap_ok(c && during == fds + 1 && ret == 0 && gen == 1,
 	       "settable: a REALTIME estimate holds one fd (its CANCEL_ON_SET timerfd: %d more); "
 	       "1000 horizons, no set, no restart (gen %u)", during - fds, gen);
+	/* horizon.c:take() checks sets for a fresh horizon too. */
+	ret = c ? perfclock_horizon_sync(c, 0, &h) : -1;
+	tap_ok(ret == -EOPNOTSUPP,
+	       "settable: horizon_sync of a REALTIME estimate is -EOPNOTSUPP (%d)",
+	       ret);
+	perfclock_close(c);
+	/* The TAI offset is read at each call (horizon_sets.c): no false set. */
+	c = perfclock_open_clockid(CLOCK_TAI);
+	ret = c ? perfclock_horizon_gen(c, &h, &gen) : -1;
+	for (i = 0; c && ret == 0 && i < 1000; i++)
+		ret = perfclock_horizon_gen(c, &h, &gen);
+	tap_ok(c && ret == 0 && gen == 1,
+	       "settable: 1000 TAI horizons, no set, no restart (ret %d, gen %u)",
+	       ret, gen);
 	perfclock_close(c);
 	c = perfclock_open_clockid(CLOCK_MONOTONIC);
 	tap_ok(c && open_fds() == fds,
 	       "settable: closed with the clock; a MONOTONIC clock holds none");
 	perfclock_close(c);
+}
+
+/*
+ * A settable clock that cannot have its timerfd would miss every set: no
+ * clock (EMFILE), nothing left open; a clock that needs no fd still opens.
+ */
+void test_settable_no_fd(void)
+{
+	struct perfclock *rt, *mono;
+	struct rlimit old, low;
+	int fd, e, fds = open_fds();
+
+	fd = dup(0);
+	if (fd < 0 || getrlimit(RLIMIT_NOFILE, &old)) {
+		tap_skip("settable: no fd left # SKIP dup/getrlimit: %s",
+			 strerror(errno));
+		return;
+	}
+	close(fd);
+	/* fd is the lowest free descriptor: with the limit there, none is. */
+	low = old;
+	low.rlim_cur = (rlim_t)fd;
+	if (setrlimit(RLIMIT_NOFILE, &low)) {
+		tap_skip("settable: no fd left # SKIP setrlimit: %s",
+			 strerror(errno));
+		return;
+	}
+	errno = 0;
+	rt = perfclock_open_clockid(CLOCK_REALTIME);
+	e = errno;
+	mono = perfclock_open_clockid(CLOCK_MONOTONIC);
+	setrlimit(RLIMIT_NOFILE, &old);
+	tap_ok(!rt && e == EMFILE && mono,
+	       "settable: no fd for the timerfd: REALTIME is not opened (errno %s), MONOTONIC is",
+	       strerror(e));
+	perfclock_close(rt);
+	perfclock_close(mono);
+	tap_ok(open_fds() == fds,
+	       "settable: nothing was left open by the refused open (%d fds, %d before)",
+	       open_fds(), fds);
 }
 
 /* ------------------------------------------------------------------ */
