@@ -36,6 +36,7 @@
 #include <linux/tick.h>
 #include <linux/timekeeping.h>
 #include <linux/uaccess.h>
+#include <linux/wait.h>
 #include <linux/workqueue.h>
 
 #ifdef CONFIG_X86_TSC
@@ -114,6 +115,25 @@ MODULE_PARM_DESC(horizon_expedited,
  */
 #define PERFCLOCK_REVALIDATE_INTERVAL	HZ
 /*
+ * ... for a caller with CAP_PERFMON (or CAP_SYS_ADMIN: perfmon_capable()).
+ * Anyone else who arms the timer gets the cheap check on its own CPU,
+ * and the full one only if the last is older than this: an every-CPU
+ * IPI that no user without the capability can cause more than once a
+ * minute, yet a page whose fast path was lost comes back within one
+ * where no privileged user ever maps it.
+ */
+#define PERFCLOCK_REVALIDATE_INTERVAL_UNPRIV	(60 * HZ)
+/*
+ * How long a GET_HORIZON that rode on the update work's grace periods
+ * keeps the timer armed after it returns (perfclock_keep_armed()). A
+ * tool calls it once per round of reading its rings (perf's live modes:
+ * every few to a few hundred ms): its next call then finds the work's
+ * snapshots and its grace-period rate limit running rather than
+ * restarting them, and stops nothing between rounds; one second after
+ * its last call the device costs the machine nothing again.
+ */
+#define PERFCLOCK_HORIZON_WINDOW	HZ
+/*
  * timer_lateness_ns is the worst lateness over the current and the
  * previous window of this length, not since load: one VM pause or SMI
  * inflates the skew estimate for 10 to 20 s, not for the module's life.
@@ -178,10 +198,26 @@ static struct {
 	u64 lateness_prev;	/* ... lateness_window, and in the one before */
 	ktime_t lateness_window;
 
-	/* Serializes open/release accounting and full revalidations. */
+	/* Serializes open/release accounting, arming and full revalidations. */
 	struct mutex mutex;
 	unsigned int users;
 	unsigned long validated_at;	/* jiffies of the last full validation */
+	u64 revalidations;		/* full validations since load */
+
+	/*
+	 * Who keeps the update timer armed (perfclock_keep_armed()): the
+	 * mappings of the page, the GET_HORIZON calls waiting on the
+	 * work's grace periods, and the window after the last of those.
+	 * timer_on (under lock) is true from perfclock_arm() until the
+	 * timer returns HRTIMER_NORESTART or the last file is closed.
+	 */
+	atomic_t maps;
+	atomic_t hz_waiters;
+	unsigned long hz_wanted_until;	/* jiffies */
+	bool timer_on;
+	/* Woken by every run of horizon_work: see perfclock_horizon_wait(). */
+	wait_queue_head_t gp_wq;
+	atomic64_t gp_requested;	/* grace periods asked for: GET_INFO */
 
 	/*
 	 * Horizon generations (THE FLUSH HORIZON, "Generations"), under
@@ -204,7 +240,6 @@ static struct {
 	struct perfclock_horizon_sample pending[PERFCLOCK_HORIZON_PENDING];
 	unsigned int npending;
 	u64 gp_progress_ns;	/* ktime_get_ns(): a sample proven, or a GP started */
-	u64 gp_started;		/* grace periods this module started */
 	/* perfclock_seen_clock and seen_gen: the horizon work and GET_HORIZON. */
 	struct mutex seen_lock;
 	u32 seen_gen;		/* generation of perfclock_seen_clock */
@@ -681,8 +716,8 @@ static bool perfclock_horizon_proven(const struct perfclock_horizon_sample *s)
 }
 
 /*
- * Queued by the timer every period while the device is open: sample a
- * new horizon, snapshot the grace-period state after it, and publish the
+ * Queued by the timer every period while it is armed (perfclock_arm()):
+ * sample a new horizon, snapshot the grace-period state after it, and publish the
  * newest sample whose grace period has ended (polled: nothing waits
  * here).
  *
@@ -702,7 +737,7 @@ static bool perfclock_horizon_proven(const struct perfclock_horizon_sample *s)
  * CPU that is not idle. start_poll_synchronize_rcu() wants irqs on,
  * hence a work item rather than the timer itself.
  */
-static void perfclock_horizon_work_fn(struct work_struct *work)
+static void perfclock_horizon_update(void)
 {
 	struct perfclock_horizon_sample s, proven;
 	u64 now = ktime_get_ns(), idle_ns;
@@ -729,10 +764,11 @@ static void perfclock_horizon_work_fn(struct work_struct *work)
 	idle_ns = (u64)READ_ONCE(horizon_gp_idle_ms) * NSEC_PER_MSEC;
 	if (READ_ONCE(horizon_expedited)) {
 		s.cookie = start_poll_synchronize_rcu_expedited();
+		atomic64_inc(&perfclock.gp_requested);
 	} else if (!idle_ns || now - perfclock.gp_progress_ns >= idle_ns) {
 		s.cookie = start_poll_synchronize_rcu();
 		perfclock.gp_progress_ns = now;
-		perfclock.gp_started++;
+		atomic64_inc(&perfclock.gp_requested);
 	} else {
 		s.cookie = get_state_synchronize_rcu();
 	}
@@ -760,6 +796,17 @@ static void perfclock_horizon_work_fn(struct work_struct *work)
 		perfclock.gp_progress_ns = now;
 		perfclock_horizon_proven(&proven);
 	}
+}
+
+static void perfclock_horizon_work_fn(struct work_struct *work)
+{
+	perfclock_horizon_update();
+	/*
+	 * Every run, whatever it proved: a GET_HORIZON waiter polls its own
+	 * snapshot, which the grace periods this work starts (or the
+	 * system's) complete.
+	 */
+	wake_up_all(&perfclock.gp_wq);
 }
 
 #ifdef CONFIG_X86_TSC
@@ -973,6 +1020,7 @@ static void perfclock_revalidate(void)
 
 	valid = perfclock_tsc_validate(&model);
 	perfclock.validated_at = jiffies;
+	WRITE_ONCE(perfclock.revalidations, perfclock.revalidations + 1);
 
 	raw_spin_lock_irqsave(&perfclock.lock, flags);
 	perfclock.model = model;
@@ -1001,10 +1049,28 @@ static void perfclock_invalidate(void)
 	queue_work(system_dfl_wq, &perfclock.revalidate_work);
 }
 
+/*
+ * Does anyone still want the page kept up to date? A mapping of the page
+ * (its reader cannot tell the module when it reads), a GET_HORIZON
+ * waiting on the horizon work's grace periods, or one that did within
+ * PERFCLOCK_HORIZON_WINDOW. A file that is only open wants nothing:
+ * GET_TIME reads the clock itself, a privileged GET_HORIZON waits for a
+ * grace period of its own.
+ */
+static bool perfclock_keep_armed(void)
+{
+	lockdep_assert_held(&perfclock.lock);
+
+	return atomic_read(&perfclock.maps) ||
+	       atomic_read(&perfclock.hz_waiters) ||
+	       time_before(jiffies, READ_ONCE(perfclock.hz_wanted_until));
+}
+
 static enum hrtimer_restart perfclock_timer_fn(struct hrtimer *timer)
 {
 	ktime_t now = ktime_get();
 	s64 late = ktime_to_ns(ktime_sub(now, hrtimer_get_expires(timer)));
+	bool stop;
 
 	raw_spin_lock(&perfclock.lock);
 	perfclock_note_lateness(now, late);
@@ -1014,6 +1080,16 @@ static enum hrtimer_restart perfclock_timer_fn(struct hrtimer *timer)
 		perfclock_invalidate();
 	else
 		perfclock_publish();
+	/*
+	 * Under lock, so that perfclock_arm() either sees timer_on still
+	 * true (and this run reads its reason to stay) or restarts the
+	 * timer itself: hrtimer_start() on a timer whose callback is
+	 * running enqueues it, and __run_hrtimer() leaves an enqueued
+	 * timer be whatever the callback returns.
+	 */
+	stop = !perfclock_keep_armed();
+	if (stop)
+		perfclock.timer_on = false;
 	raw_spin_unlock(&perfclock.lock);
 
 	/*
@@ -1024,6 +1100,8 @@ static enum hrtimer_restart perfclock_timer_fn(struct hrtimer *timer)
 	 */
 	queue_work(system_percpu_wq, &perfclock.horizon_work);
 
+	if (stop)
+		return HRTIMER_NORESTART;
 	hrtimer_forward_now(timer, perfclock.period);
 	return HRTIMER_RESTART;
 }
@@ -1115,22 +1193,39 @@ static u64 perfclock_measure_skew(void)
 }
 
 /*
- * First user: bring the page up to date, then keep it so. The full
- * revalidation brackets the clock on every online CPU, nohz_full and
- * isolated ones included, through an IPI each; with mode 0444 any user
- * can make first opens in a loop, so it runs at most once per
- * PERFCLOCK_REVALIDATE_INTERVAL. Within that, the checks of the timer's
- * period (on this CPU, now) stand in for it, as they do while the device
- * stays open.
+ * CAP_PERFMON, or CAP_SYS_ADMIN on its own (what perfmon_capable() in
+ * include/linux/capability.h accepts in 6.1 and 6.12, and perf's
+ * kernel/events/core.c gates its costly paths on), without an audit
+ * record: a caller without it is not refused here, only served the
+ * cheaper path. Where it refuses (an expedited GET_HORIZON),
+ * perfmon_capable() itself is asked, audit and all.
  */
-static void perfclock_first_open(void)
+static bool perfclock_perfmon_noaudit(void)
 {
-	unsigned long flags;
+	return ns_capable_noaudit(&init_user_ns, CAP_PERFMON) ||
+	       ns_capable_noaudit(&init_user_ns, CAP_SYS_ADMIN);
+}
+
+/*
+ * The timer is about to start: nothing kept the page up to date while
+ * it was off, so bring it up to date first. The full revalidation
+ * brackets the clock on every online CPU, nohz_full and isolated ones
+ * included, through an IPI each; with mode 0444 any user can arm in a
+ * loop (map and unmap), so it runs at most once per
+ * PERFCLOCK_REVALIDATE_INTERVAL for a caller with CAP_PERFMON and once
+ * per PERFCLOCK_REVALIDATE_INTERVAL_UNPRIV for anyone else. Within that,
+ * the checks of the timer's period (on this CPU, now) stand in for it,
+ * as they do while the timer runs.
+ */
+static void perfclock_arm_check(void)
+{
+	unsigned long flags, at = perfclock.validated_at;
 
 	lockdep_assert_held(&perfclock.mutex);
 
-	if (time_after_eq(jiffies, perfclock.validated_at +
-			  PERFCLOCK_REVALIDATE_INTERVAL)) {
+	if (time_after_eq(jiffies, at + PERFCLOCK_REVALIDATE_INTERVAL_UNPRIV) ||
+	    (time_after_eq(jiffies, at + PERFCLOCK_REVALIDATE_INTERVAL) &&
+	     perfclock_perfmon_noaudit())) {
 		perfclock_revalidate();
 		return;
 	}
@@ -1142,28 +1237,63 @@ static void perfclock_first_open(void)
 	raw_spin_unlock_irqrestore(&perfclock.lock, flags);
 }
 
-static int perfclock_miscdev_open(struct inode *inode, struct file *file)
+/*
+ * Start the update timer unless it runs (perfclock_keep_armed() says
+ * who wants it), checking the page first. Process context.
+ */
+static void perfclock_arm(void)
 {
+	unsigned long flags;
+	bool on;
+
 	mutex_lock(&perfclock.mutex);
-	if (!perfclock.users++) {
-		perfclock_first_open();
+	raw_spin_lock_irqsave(&perfclock.lock, flags);
+	on = perfclock.timer_on;
+	raw_spin_unlock_irqrestore(&perfclock.lock, flags);
+	if (!on)
+		perfclock_arm_check();
+
+	raw_spin_lock_irqsave(&perfclock.lock, flags);
+	if (!perfclock.timer_on) {
+		perfclock.timer_on = true;
 		hrtimer_start(&perfclock.timer, perfclock.period,
 			      HRTIMER_MODE_REL_HARD);
 	}
+	raw_spin_unlock_irqrestore(&perfclock.lock, flags);
+	mutex_unlock(&perfclock.mutex);
+}
+
+/* Opening arms nothing: see perfclock_keep_armed(). */
+static int perfclock_miscdev_open(struct inode *inode, struct file *file)
+{
+	mutex_lock(&perfclock.mutex);
+	perfclock.users++;
 	mutex_unlock(&perfclock.mutex);
 	return 0;
 }
 
-/* Called on the last close of a file, after its last mapping is gone. */
+/*
+ * Called on the last close of a file, after its last mapping is gone.
+ * With no file left nobody can map or ask: stop, window or not.
+ */
 static int perfclock_miscdev_release(struct inode *inode, struct file *file)
 {
+	unsigned long flags;
+
 	mutex_lock(&perfclock.mutex);
 	if (!--perfclock.users) {
 		hrtimer_cancel(&perfclock.timer);
+		raw_spin_lock_irqsave(&perfclock.lock, flags);
+		perfclock.timer_on = false;
+		WRITE_ONCE(perfclock.hz_wanted_until, jiffies);
+		raw_spin_unlock_irqrestore(&perfclock.lock, flags);
 		/* The page keeps the last proven horizon: it stays true. */
 		cancel_work_sync(&perfclock.horizon_work);
 		perfclock.npending = 0;
-		perfclock.gp_progress_ns = 0;
+		/*
+		 * gp_progress_ns stays: the rate limit on the grace periods
+		 * the work starts holds across opens too.
+		 */
 	}
 	mutex_unlock(&perfclock.mutex);
 	return 0;
@@ -1206,12 +1336,54 @@ efault:
 	return -EFAULT;
 }
 
+/*
+ * Wait until a grace period has elapsed since now (THE FLUSH HORIZON,
+ * point 3): one of its own for a caller with CAP_PERFMON (fresh: one
+ * grace period, started now), else the grace periods the system runs
+ * anyway or, when it runs none, the ones the horizon work starts, at
+ * most one per horizon_gp_idle_ms whoever asks and how often (the same
+ * rate limit as the page's). The horizon read before this is as true
+ * either way; only the wait, hence its age at return, differs. The
+ * waiter keeps the timer, hence the work, armed while it waits and for
+ * PERFCLOCK_HORIZON_WINDOW after. Without a grace period of its own
+ * the waiter needs no smp_mb() either: get_state_synchronize_rcu()
+ * starts with one, and poll_state_synchronize_rcu() gives the ordering
+ * of synchronize_rcu() (its comment in kernel/rcu/tree.c).
+ */
+static int perfclock_horizon_wait(bool expedited)
+{
+	unsigned long cookie;
+	int ret;
+
+	if (expedited) {
+		atomic64_inc(&perfclock.gp_requested);
+		synchronize_rcu_expedited();
+		return 0;
+	}
+	if (perfclock_perfmon_noaudit()) {
+		atomic64_inc(&perfclock.gp_requested);
+		synchronize_rcu();
+		return 0;
+	}
+	cookie = get_state_synchronize_rcu();
+	atomic_inc(&perfclock.hz_waiters);
+	perfclock_arm();
+	ret = wait_event_interruptible(perfclock.gp_wq,
+				       poll_state_synchronize_rcu(cookie));
+	/* Before the count drops: the timer never sees neither. */
+	WRITE_ONCE(perfclock.hz_wanted_until,
+		   jiffies + PERFCLOCK_HORIZON_WINDOW);
+	atomic_dec(&perfclock.hz_waiters);
+	return ret;
+}
+
 static long perfclock_ioctl_get_horizon(struct perfclock_horizon __user *uh)
 {
 	struct perfclock_horizon_sample s;
 	struct perfclock_horizon h;
 	u32 mask;
 	u64 t0;
+	int ret;
 
 	if (copy_from_user(&h, uh, sizeof(h)))
 		return -EFAULT;
@@ -1254,10 +1426,11 @@ static long perfclock_ioctl_get_horizon(struct perfclock_horizon __user *uh)
 		 * the clock reads, which are not memory accesses:
 		 * perfclock_perf_clock_horizon() fences its TSC reads.
 		 */
-		if (h.flags & PERFCLOCK_HORIZON_EXPEDITED)
-			synchronize_rcu_expedited();
-		else
-			synchronize_rcu();
+		ret = perfclock_horizon_wait(h.flags &
+					     PERFCLOCK_HORIZON_EXPEDITED);
+		/* Interrupted before anything was handed out: restartable. */
+		if (ret)
+			return ret;
 		/* A new generation meanwhile: read again (it is rare). */
 	} while (!perfclock_horizon_proven(&s));
 	h.wait_ns = ktime_get_ns() - t0;
@@ -1283,7 +1456,10 @@ static noinline_for_stack long perfclock_ioctl_get_info(void __user *uarg)
 	info.page_version = PERFCLOCK_PAGE_VERSION;
 	info.page_size = PAGE_SIZE;
 	info.update_period_ns = ktime_to_ns(perfclock.period);
-	info.flags = PERFCLOCK_INFO_HORIZON | PERFCLOCK_INFO_HORIZON_GENERATION;
+	info.flags = PERFCLOCK_INFO_HORIZON | PERFCLOCK_INFO_HORIZON_GENERATION |
+		     PERFCLOCK_INFO_COUNTERS;
+	info.revalidations = READ_ONCE(perfclock.revalidations);
+	info.gp_requested = atomic64_read(&perfclock.gp_requested);
 #ifdef CONFIG_X86_TSC
 	if (!perfclock_native_sched_clock())
 		info.flags |= PERFCLOCK_INFO_SCHED_CLOCK_PARAVIRT;
@@ -1294,6 +1470,8 @@ static noinline_for_stack long perfclock_ioctl_get_info(void __user *uarg)
 		info.flags |= PERFCLOCK_INFO_SCHED_CLOCK_STABLE;
 	if (perfclock.tsc_valid)
 		info.flags |= PERFCLOCK_INFO_PAGE_TSC_VALID;
+	if (perfclock.timer_on)
+		info.flags |= PERFCLOCK_INFO_UPDATES_ARMED;
 	info.skew_estimate_ns = perfclock_skew_estimate();
 	info.measured_skew_ns = perfclock.measured_skew_ns;
 	info.timer_lateness_ns = perfclock.timer_lateness_ns;
@@ -1334,17 +1512,41 @@ static vm_fault_t perfclock_vm_fault(struct vm_fault *vmf)
 	return 0;
 }
 
+/*
+ * Every VMA of the page counts in perfclock.maps while it exists: the
+ * one mmap() made (counted there), and the copies fork() and mremap()
+ * make, which ->open() counts; ->close() runs for each when it goes
+ * (munmap(), exit, the old VMA of an mremap()).
+ */
+static void perfclock_vm_open(struct vm_area_struct *vma)
+{
+	atomic_inc(&perfclock.maps);
+}
+
+static void perfclock_vm_close(struct vm_area_struct *vma)
+{
+	atomic_dec(&perfclock.maps);
+}
+
 static const struct vm_operations_struct perfclock_vm_ops = {
+	.open = perfclock_vm_open,
+	.close = perfclock_vm_close,
 	.fault = perfclock_vm_fault,
 };
 
 /*
  * One page at offset 0, read-only for the life of the mapping. The
  * mapping holds the file, so the module stays pinned until munmap().
+ * A mapping arms the update timer: the page is checked (perfclock_arm())
+ * before mmap() returns it, and kept up to date until the last mapping
+ * goes. Counted only once nothing can fail: a failed ->mmap() gets no
+ * ->close().
  */
 static int perfclock_miscdev_mmap(struct file *file,
 				  struct vm_area_struct *vma)
 {
+	int ret;
+
 	if (vma->vm_pgoff || vma->vm_end - vma->vm_start != PAGE_SIZE)
 		return -EINVAL;
 	if (vma->vm_flags & (VM_WRITE | VM_EXEC))
@@ -1353,7 +1555,12 @@ static int perfclock_miscdev_mmap(struct file *file,
 	vm_flags_clear(vma, VM_MAYWRITE | VM_MAYEXEC);
 	vm_flags_set(vma, VM_DONTEXPAND | VM_DONTDUMP);
 	vma->vm_ops = &perfclock_vm_ops;
-	return vm_insert_page(vma, vma->vm_start, virt_to_page(perfclock.page));
+	ret = vm_insert_page(vma, vma->vm_start, virt_to_page(perfclock.page));
+	if (ret)
+		return ret;
+	atomic_inc(&perfclock.maps);
+	perfclock_arm();
+	return 0;
 }
 
 /* No .read/.write: the VFS answers both with -EINVAL. */
@@ -1398,6 +1605,9 @@ static int __init perfclock_init(void)
 	raw_spin_lock_init(&perfclock.lock);
 	mutex_init(&perfclock.mutex);
 	mutex_init(&perfclock.seen_lock);
+	init_waitqueue_head(&perfclock.gp_wq);
+	/* Not 0: jiffies starts 5 minutes before wrapping (INITIAL_JIFFIES). */
+	perfclock.hz_wanted_until = jiffies;
 	INIT_WORK(&perfclock.revalidate_work, perfclock_revalidate_work);
 	INIT_WORK(&perfclock.horizon_work, perfclock_horizon_work_fn);
 	perfclock.period = ns_to_ktime((u64)update_period_us * NSEC_PER_USEC);
