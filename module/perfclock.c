@@ -124,16 +124,6 @@ MODULE_PARM_DESC(horizon_expedited,
  */
 #define PERFCLOCK_REVALIDATE_INTERVAL_UNPRIV	(60 * HZ)
 /*
- * How long a GET_HORIZON that rode on the update work's grace periods
- * keeps the timer armed after it returns (perfclock_keep_armed()). A
- * tool calls it once per round of reading its rings (perf's live modes:
- * every few to a few hundred ms): its next call then finds the work's
- * snapshots and its grace-period rate limit running rather than
- * restarting them, and stops nothing between rounds; one second after
- * its last call the device costs the machine nothing again.
- */
-#define PERFCLOCK_HORIZON_WINDOW	HZ
-/*
  * timer_lateness_ns is the worst lateness over the current and the
  * previous window of this length, not since load: one VM pause or SMI
  * inflates the skew estimate for 10 to 20 s, not for the module's life.
@@ -205,19 +195,22 @@ static struct {
 	u64 revalidations;		/* full validations since load */
 
 	/*
-	 * Who keeps the update timer armed (perfclock_keep_armed()): the
-	 * mappings of the page, the GET_HORIZON calls waiting on the
-	 * work's grace periods, and the window after the last of those.
-	 * timer_on (under lock) is true from perfclock_arm() until the
-	 * timer returns HRTIMER_NORESTART or the last file is closed.
+	 * Who keeps the update timer armed: the mappings of the page
+	 * (perfclock_keep_armed()). timer_on (under lock) is true from
+	 * perfclock_arm() until the timer returns HRTIMER_NORESTART or the
+	 * last file is closed.
 	 */
 	atomic_t maps;
-	atomic_t hz_waiters;
-	unsigned long hz_wanted_until;	/* jiffies */
 	bool timer_on;
-	/* Woken by every run of horizon_work: see perfclock_horizon_wait(). */
-	wait_queue_head_t gp_wq;
+	/*
+	 * The grace periods the module starts without CAP_PERFMON behind
+	 * them, for the page or for an unprivileged GET_HORIZON: at most one
+	 * per horizon_gp_idle_ms, all paths together (perfclock_gp_start()).
+	 */
+	atomic64_t gp_started_ns;	/* ktime_get_ns() of the last one */
 	atomic64_t gp_requested;	/* grace periods asked for: GET_INFO */
+	/* Woken when the work proves a sample: perfclock_horizon_wait(). */
+	wait_queue_head_t gp_wq;
 
 	/*
 	 * Horizon generations (THE FLUSH HORIZON, "Generations"), under
@@ -737,7 +730,28 @@ static bool perfclock_horizon_proven(const struct perfclock_horizon_sample *s)
  * CPU that is not idle. start_poll_synchronize_rcu() wants irqs on,
  * hence a work item rather than the timer itself.
  */
-static void perfclock_horizon_update(void)
+/*
+ * Start a grace period unless the module started one (for any path but
+ * a privileged GET_HORIZON) less than @idle_ns before @now: the one rate
+ * limit on what the page and unprivileged callers, however many, make
+ * RCU do. Of concurrent callers one wins. True, with the snapshot in
+ * @cookie, if this call started it.
+ */
+static bool perfclock_gp_start(u64 now, u64 idle_ns, unsigned long *cookie)
+{
+	s64 last = atomic64_read(&perfclock.gp_started_ns);
+
+	if (idle_ns && now - (u64)last < idle_ns)
+		return false;
+	if (atomic64_cmpxchg(&perfclock.gp_started_ns, last, now) != last)
+		return false;
+	atomic64_inc(&perfclock.gp_requested);
+	*cookie = start_poll_synchronize_rcu();
+	return true;
+}
+
+/* Returns true if a sample was proven: a grace period has ended. */
+static bool perfclock_horizon_update(void)
 {
 	struct perfclock_horizon_sample s, proven;
 	u64 now = ktime_get_ns(), idle_ns;
@@ -748,7 +762,7 @@ static void perfclock_horizon_update(void)
 
 	/* No horizon while sched_clock may still be reset under us. */
 	if (perfclock_switch_wait())
-		return;
+		return false;
 	/* Before the read: a new generation during it makes it stale. */
 	raw_spin_lock_irqsave(&perfclock.lock, flags);
 	gen = perfclock.generation;
@@ -765,10 +779,9 @@ static void perfclock_horizon_update(void)
 	if (READ_ONCE(horizon_expedited)) {
 		s.cookie = start_poll_synchronize_rcu_expedited();
 		atomic64_inc(&perfclock.gp_requested);
-	} else if (!idle_ns || now - perfclock.gp_progress_ns >= idle_ns) {
-		s.cookie = start_poll_synchronize_rcu();
+	} else if ((!idle_ns || now - perfclock.gp_progress_ns >= idle_ns) &&
+		   perfclock_gp_start(now, idle_ns, &s.cookie)) {
 		perfclock.gp_progress_ns = now;
-		atomic64_inc(&perfclock.gp_requested);
 	} else {
 		s.cookie = get_state_synchronize_rcu();
 	}
@@ -796,17 +809,19 @@ static void perfclock_horizon_update(void)
 		perfclock.gp_progress_ns = now;
 		perfclock_horizon_proven(&proven);
 	}
+	return found;
 }
 
 static void perfclock_horizon_work_fn(struct work_struct *work)
 {
-	perfclock_horizon_update();
 	/*
-	 * Every run, whatever it proved: a GET_HORIZON waiter polls its own
-	 * snapshot, which the grace periods this work starts (or the
-	 * system's) complete.
+	 * A grace period ended: an unprivileged GET_HORIZON waiting on one
+	 * may be done (perfclock_horizon_wait() polls by itself too). Not
+	 * every run: a wakeup per period and waiter costs an IPI each when
+	 * the waiter sleeps on another CPU.
 	 */
-	wake_up_all(&perfclock.gp_wq);
+	if (perfclock_horizon_update())
+		wake_up_all(&perfclock.gp_wq);
 }
 
 #ifdef CONFIG_X86_TSC
@@ -1050,20 +1065,20 @@ static void perfclock_invalidate(void)
 }
 
 /*
- * Does anyone still want the page kept up to date? A mapping of the page
- * (its reader cannot tell the module when it reads), a GET_HORIZON
- * waiting on the horizon work's grace periods, or one that did within
- * PERFCLOCK_HORIZON_WINDOW. A file that is only open wants nothing:
- * GET_TIME reads the clock itself, a privileged GET_HORIZON waits for a
- * grace period of its own.
+ * Does anyone still want the page kept up to date? Only a mapping of the
+ * page: its reader cannot tell the module when it reads. A file that is
+ * only open wants nothing: GET_TIME reads the clock itself, and
+ * GET_HORIZON waits for a grace period by itself
+ * (perfclock_horizon_wait()). An earlier version let an unprivileged
+ * GET_HORIZON arm the timer to drive its grace periods: a caller every
+ * 100 ms then cost 1252 timer interrupts and 155 function-call IPIs a
+ * second where a privileged one cost 103 and 11 (docs/horizon-cost.md).
  */
 static bool perfclock_keep_armed(void)
 {
 	lockdep_assert_held(&perfclock.lock);
 
-	return atomic_read(&perfclock.maps) ||
-	       atomic_read(&perfclock.hz_waiters) ||
-	       time_before(jiffies, READ_ONCE(perfclock.hz_wanted_until));
+	return atomic_read(&perfclock.maps);
 }
 
 static enum hrtimer_restart perfclock_timer_fn(struct hrtimer *timer)
@@ -1273,8 +1288,9 @@ static int perfclock_miscdev_open(struct inode *inode, struct file *file)
 }
 
 /*
- * Called on the last close of a file, after its last mapping is gone.
- * With no file left nobody can map or ask: stop, window or not.
+ * Called on the last close of a file, after its last mapping is gone:
+ * the timer stops at its next period anyway; this makes it sure before
+ * the module may be unloaded.
  */
 static int perfclock_miscdev_release(struct inode *inode, struct file *file)
 {
@@ -1285,14 +1301,13 @@ static int perfclock_miscdev_release(struct inode *inode, struct file *file)
 		hrtimer_cancel(&perfclock.timer);
 		raw_spin_lock_irqsave(&perfclock.lock, flags);
 		perfclock.timer_on = false;
-		WRITE_ONCE(perfclock.hz_wanted_until, jiffies);
 		raw_spin_unlock_irqrestore(&perfclock.lock, flags);
 		/* The page keeps the last proven horizon: it stays true. */
 		cancel_work_sync(&perfclock.horizon_work);
 		perfclock.npending = 0;
 		/*
-		 * gp_progress_ns stays: the rate limit on the grace periods
-		 * the work starts holds across opens too.
+		 * gp_progress_ns and gp_started_ns stay: the rate limit on
+		 * the grace periods the module starts holds across opens.
 		 */
 	}
 	mutex_unlock(&perfclock.mutex);
@@ -1338,22 +1353,25 @@ efault:
 
 /*
  * Wait until a grace period has elapsed since now (THE FLUSH HORIZON,
- * point 3): one of its own for a caller with CAP_PERFMON (fresh: one
- * grace period, started now), else the grace periods the system runs
- * anyway or, when it runs none, the ones the horizon work starts, at
- * most one per horizon_gp_idle_ms whoever asks and how often (the same
- * rate limit as the page's). The horizon read before this is as true
- * either way; only the wait, hence its age at return, differs. The
- * waiter keeps the timer, hence the work, armed while it waits and for
- * PERFCLOCK_HORIZON_WINDOW after. Without a grace period of its own
- * the waiter needs no smp_mb() either: get_state_synchronize_rcu()
- * starts with one, and poll_state_synchronize_rcu() gives the ordering
- * of synchronize_rcu() (its comment in kernel/rcu/tree.c).
+ * point 3). A caller with CAP_PERFMON (perfclock_perfmon_noaudit()) gets
+ * one of its own, started now: fresh. Anyone else waits for the grace
+ * periods the system runs anyway, and when none has ended for
+ * horizon_gp_idle_ms, for one started under the module's one rate limit
+ * (perfclock_gp_start()), whoever asks and how often. The horizon read
+ * before this is as true either way; only the wait, hence its age at
+ * return, differs: up to horizon_gp_idle_ms plus a poll interval longer.
+ * The waiter arms no timer: it polls its snapshot every jiffy (a timer
+ * of its own, on its own CPU, while it waits), and the page's work wakes
+ * it early when it proves a sample. Without a grace period of its own it
+ * needs no smp_mb() either: get_state_synchronize_rcu() starts with one,
+ * and poll_state_synchronize_rcu() gives the ordering of
+ * synchronize_rcu() (its comment in kernel/rcu/tree.c).
  */
 static int perfclock_horizon_wait(bool expedited)
 {
-	unsigned long cookie;
-	int ret;
+	u64 t0 = ktime_get_ns(), now, idle_ns;
+	unsigned long cookie, started;
+	long ret;
 
 	if (expedited) {
 		atomic64_inc(&perfclock.gp_requested);
@@ -1366,15 +1384,18 @@ static int perfclock_horizon_wait(bool expedited)
 		return 0;
 	}
 	cookie = get_state_synchronize_rcu();
-	atomic_inc(&perfclock.hz_waiters);
-	perfclock_arm();
-	ret = wait_event_interruptible(perfclock.gp_wq,
-				       poll_state_synchronize_rcu(cookie));
-	/* Before the count drops: the timer never sees neither. */
-	WRITE_ONCE(perfclock.hz_wanted_until,
-		   jiffies + PERFCLOCK_HORIZON_WINDOW);
-	atomic_dec(&perfclock.hz_waiters);
-	return ret;
+	for (;;) {
+		ret = wait_event_interruptible_timeout(perfclock.gp_wq,
+						       poll_state_synchronize_rcu(cookie),
+						       1);
+		if (ret)
+			return ret < 0 ? ret : 0;
+		now = ktime_get_ns();
+		idle_ns = (u64)READ_ONCE(horizon_gp_idle_ms) * NSEC_PER_MSEC;
+		/* One started after the snapshot proves it too. */
+		if (now - t0 >= idle_ns)
+			perfclock_gp_start(now, idle_ns, &started);
+	}
 }
 
 static long perfclock_ioctl_get_horizon(struct perfclock_horizon __user *uh)
@@ -1606,8 +1627,6 @@ static int __init perfclock_init(void)
 	mutex_init(&perfclock.mutex);
 	mutex_init(&perfclock.seen_lock);
 	init_waitqueue_head(&perfclock.gp_wq);
-	/* Not 0: jiffies starts 5 minutes before wrapping (INITIAL_JIFFIES). */
-	perfclock.hz_wanted_until = jiffies;
 	INIT_WORK(&perfclock.revalidate_work, perfclock_revalidate_work);
 	INIT_WORK(&perfclock.horizon_work, perfclock_horizon_work_fn);
 	perfclock.period = ns_to_ktime((u64)update_period_us * NSEC_PER_USEC);

@@ -309,12 +309,13 @@
  *    PERFCLOCK_HORIZON_EXPEDITED, which IPIs every busy CPU). Arms
  *    nothing.
  *  - GET_HORIZON without: waits (interruptibly) for the grace periods
- *    the system runs anyway, or the update work's rate-limited ones,
- *    arming the timer while it waits and for 1 s after its return, so
- *    that a tool asking each round keeps one rate limit running. Its
- *    horizon is as exact (read at the call, proven by a grace period
- *    after it); the wait is up to horizon_gp_idle_ms longer. EXPEDITED:
- *    EPERM.
+ *    the system runs anyway, and when none has ended for
+ *    horizon_gp_idle_ms, for one the module starts under the rate limit
+ *    it keeps for the page: at most one per horizon_gp_idle_ms, for the
+ *    page and every such caller together. Arms no timer (it polls its
+ *    own snapshot every jiffy while it waits). Its horizon is as exact
+ *    (read at the call, proven by a grace period after it); the wait is
+ *    up to horizon_gp_idle_ms and a jiffy longer. EXPEDITED: EPERM.
  * PERFCLOCK_INFO_UPDATES_ARMED says whether the timer runs, and
  * perfclock_info::revalidations and ::gp_requested count the costly
  * steps (PERFCLOCK_INFO_COUNTERS).
