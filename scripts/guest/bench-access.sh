@@ -13,7 +13,7 @@ rc=0
 for ko in perfclock-*.ko; do
 	echo "## module: $ko"
 	insmod "./$ko" || { rc=1; continue; }
-	./perfclock_horizon_bench "$regime" "${BENCH_SECONDS:-5}" --access || rc=1
+	./perfclock_horizon_bench "$regime" "$(cat seconds 2>/dev/null || echo 5)" --access || rc=1
 	rmmod perfclock || rc=1
 done
 exit $rc
