@@ -109,9 +109,10 @@ MODULE_PARM_DESC(horizon_expedited,
 #define PERFCLOCK_DERIVE_SAMPLES	256
 #define PERFCLOCK_CHECK_SAMPLES		4
 /*
- * A first open revalidates on every CPU (brackets with irqs off and an
- * IPI to each) only if the last full validation is older than this; an
- * open/close loop by any user costs then one per second, not one per open.
+ * A mapping that arms the timer revalidates on every CPU (brackets with
+ * irqs off and an IPI to each) only if the last full validation is older
+ * than this (perfclock_arm_check()); a map/unmap loop costs then one per
+ * second, not one per mapping, ...
  */
 #define PERFCLOCK_REVALIDATE_INTERVAL	HZ
 /*
@@ -741,7 +742,8 @@ static bool perfclock_gp_start(u64 now, u64 idle_ns, unsigned long *cookie)
 {
 	s64 last = atomic64_read(&perfclock.gp_started_ns);
 
-	if (idle_ns && now - (u64)last < idle_ns)
+	/* Signed: a racing caller's @now may be a little below @last. */
+	if (idle_ns && (s64)(now - (u64)last) < (s64)idle_ns)
 		return false;
 	if (atomic64_cmpxchg(&perfclock.gp_started_ns, last, now) != last)
 		return false;
@@ -1656,8 +1658,8 @@ static int __init perfclock_init(void)
 	perfclock.sched_clock_unstable = check_tsc_unstable();
 #endif
 	/*
-	 * Not pinned (HRTIMER_MODE_REL_HARD): an unpinned timer armed (at
-	 * the first open) on an idle or nohz_full CPU may be put on a busy
+	 * Not pinned (HRTIMER_MODE_REL_HARD): an unpinned timer armed (by
+	 * the first mapping) on an idle or nohz_full CPU may be put on a busy
 	 * housekeeping CPU
 	 * (kernel/time/hrtimer.c:get_target_base() ->
 	 * kernel/sched/core.c:get_nohz_timer_target()), where its work item
