@@ -36,6 +36,7 @@
 #include <linux/tick.h>
 #include <linux/timekeeping.h>
 #include <linux/uaccess.h>
+#include <linux/wait.h>
 #include <linux/workqueue.h>
 
 #ifdef CONFIG_X86_TSC
@@ -108,11 +109,21 @@ MODULE_PARM_DESC(horizon_expedited,
 #define PERFCLOCK_DERIVE_SAMPLES	256
 #define PERFCLOCK_CHECK_SAMPLES		4
 /*
- * A first open revalidates on every CPU (brackets with irqs off and an
- * IPI to each) only if the last full validation is older than this; an
- * open/close loop by any user costs then one per second, not one per open.
+ * A mapping that arms the timer revalidates on every CPU (brackets with
+ * irqs off and an IPI to each) only if the last full validation is older
+ * than this (perfclock_arm_check()); a map/unmap loop costs then one per
+ * second, not one per mapping, ...
  */
 #define PERFCLOCK_REVALIDATE_INTERVAL	HZ
+/*
+ * ... for a caller with CAP_PERFMON (or CAP_SYS_ADMIN: perfmon_capable()).
+ * Anyone else who arms the timer gets the cheap check on its own CPU,
+ * and the full one only if the last is older than this: an every-CPU
+ * IPI that no user without the capability can cause more than once a
+ * minute, yet a page whose fast path was lost comes back within one
+ * where no privileged user ever maps it.
+ */
+#define PERFCLOCK_REVALIDATE_INTERVAL_UNPRIV	(60 * HZ)
 /*
  * timer_lateness_ns is the worst lateness over the current and the
  * previous window of this length, not since load: one VM pause or SMI
@@ -178,10 +189,29 @@ static struct {
 	u64 lateness_prev;	/* ... lateness_window, and in the one before */
 	ktime_t lateness_window;
 
-	/* Serializes open/release accounting and full revalidations. */
+	/* Serializes open/release accounting, arming and full revalidations. */
 	struct mutex mutex;
 	unsigned int users;
 	unsigned long validated_at;	/* jiffies of the last full validation */
+	u64 revalidations;		/* full validations since load */
+
+	/*
+	 * Who keeps the update timer armed: the mappings of the page
+	 * (perfclock_keep_armed()). timer_on (under lock) is true from
+	 * perfclock_arm() until the timer returns HRTIMER_NORESTART or the
+	 * last file is closed.
+	 */
+	atomic_t maps;
+	bool timer_on;
+	/*
+	 * The grace periods the module starts without CAP_PERFMON behind
+	 * them, for the page or for an unprivileged GET_HORIZON: at most one
+	 * per horizon_gp_idle_ms, all paths together (perfclock_gp_start()).
+	 */
+	atomic64_t gp_started_ns;	/* ktime_get_ns() of the last one */
+	atomic64_t gp_requested;	/* grace periods asked for: GET_INFO */
+	/* Woken when the work proves a sample: perfclock_horizon_wait(). */
+	wait_queue_head_t gp_wq;
 
 	/*
 	 * Horizon generations (THE FLUSH HORIZON, "Generations"), under
@@ -204,7 +234,6 @@ static struct {
 	struct perfclock_horizon_sample pending[PERFCLOCK_HORIZON_PENDING];
 	unsigned int npending;
 	u64 gp_progress_ns;	/* ktime_get_ns(): a sample proven, or a GP started */
-	u64 gp_started;		/* grace periods this module started */
 	/* perfclock_seen_clock and seen_gen: the horizon work and GET_HORIZON. */
 	struct mutex seen_lock;
 	u32 seen_gen;		/* generation of perfclock_seen_clock */
@@ -681,8 +710,8 @@ static bool perfclock_horizon_proven(const struct perfclock_horizon_sample *s)
 }
 
 /*
- * Queued by the timer every period while the device is open: sample a
- * new horizon, snapshot the grace-period state after it, and publish the
+ * Queued by the timer every period while it is armed (perfclock_arm()):
+ * sample a new horizon, snapshot the grace-period state after it, and publish the
  * newest sample whose grace period has ended (polled: nothing waits
  * here).
  *
@@ -702,7 +731,29 @@ static bool perfclock_horizon_proven(const struct perfclock_horizon_sample *s)
  * CPU that is not idle. start_poll_synchronize_rcu() wants irqs on,
  * hence a work item rather than the timer itself.
  */
-static void perfclock_horizon_work_fn(struct work_struct *work)
+/*
+ * Start a grace period unless the module started one (for any path but
+ * a privileged GET_HORIZON) less than @idle_ns before @now: the one rate
+ * limit on what the page and unprivileged callers, however many, make
+ * RCU do. Of concurrent callers one wins. True, with the snapshot in
+ * @cookie, if this call started it.
+ */
+static bool perfclock_gp_start(u64 now, u64 idle_ns, unsigned long *cookie)
+{
+	s64 last = atomic64_read(&perfclock.gp_started_ns);
+
+	/* Signed: a racing caller's @now may be a little below @last. */
+	if (idle_ns && (s64)(now - (u64)last) < (s64)idle_ns)
+		return false;
+	if (atomic64_cmpxchg(&perfclock.gp_started_ns, last, now) != last)
+		return false;
+	atomic64_inc(&perfclock.gp_requested);
+	*cookie = start_poll_synchronize_rcu();
+	return true;
+}
+
+/* Returns true if a sample was proven: a grace period has ended. */
+static bool perfclock_horizon_update(void)
 {
 	struct perfclock_horizon_sample s, proven;
 	u64 now = ktime_get_ns(), idle_ns;
@@ -713,7 +764,7 @@ static void perfclock_horizon_work_fn(struct work_struct *work)
 
 	/* No horizon while sched_clock may still be reset under us. */
 	if (perfclock_switch_wait())
-		return;
+		return false;
 	/* Before the read: a new generation during it makes it stale. */
 	raw_spin_lock_irqsave(&perfclock.lock, flags);
 	gen = perfclock.generation;
@@ -729,10 +780,10 @@ static void perfclock_horizon_work_fn(struct work_struct *work)
 	idle_ns = (u64)READ_ONCE(horizon_gp_idle_ms) * NSEC_PER_MSEC;
 	if (READ_ONCE(horizon_expedited)) {
 		s.cookie = start_poll_synchronize_rcu_expedited();
-	} else if (!idle_ns || now - perfclock.gp_progress_ns >= idle_ns) {
-		s.cookie = start_poll_synchronize_rcu();
+		atomic64_inc(&perfclock.gp_requested);
+	} else if ((!idle_ns || now - perfclock.gp_progress_ns >= idle_ns) &&
+		   perfclock_gp_start(now, idle_ns, &s.cookie)) {
 		perfclock.gp_progress_ns = now;
-		perfclock.gp_started++;
 	} else {
 		s.cookie = get_state_synchronize_rcu();
 	}
@@ -760,6 +811,19 @@ static void perfclock_horizon_work_fn(struct work_struct *work)
 		perfclock.gp_progress_ns = now;
 		perfclock_horizon_proven(&proven);
 	}
+	return found;
+}
+
+static void perfclock_horizon_work_fn(struct work_struct *work)
+{
+	/*
+	 * A grace period ended: an unprivileged GET_HORIZON waiting on one
+	 * may be done (perfclock_horizon_wait() polls by itself too). Not
+	 * every run: a wakeup per period and waiter costs an IPI each when
+	 * the waiter sleeps on another CPU.
+	 */
+	if (perfclock_horizon_update())
+		wake_up_all(&perfclock.gp_wq);
 }
 
 #ifdef CONFIG_X86_TSC
@@ -973,6 +1037,7 @@ static void perfclock_revalidate(void)
 
 	valid = perfclock_tsc_validate(&model);
 	perfclock.validated_at = jiffies;
+	WRITE_ONCE(perfclock.revalidations, perfclock.revalidations + 1);
 
 	raw_spin_lock_irqsave(&perfclock.lock, flags);
 	perfclock.model = model;
@@ -1001,10 +1066,28 @@ static void perfclock_invalidate(void)
 	queue_work(system_dfl_wq, &perfclock.revalidate_work);
 }
 
+/*
+ * Does anyone still want the page kept up to date? Only a mapping of the
+ * page: its reader cannot tell the module when it reads. A file that is
+ * only open wants nothing: GET_TIME reads the clock itself, and
+ * GET_HORIZON waits for a grace period by itself
+ * (perfclock_horizon_wait()). An earlier version let an unprivileged
+ * GET_HORIZON arm the timer to drive its grace periods: a caller every
+ * 100 ms then cost 1252 timer interrupts and 155 function-call IPIs a
+ * second where a privileged one cost 103 and 11 (docs/horizon-cost.md).
+ */
+static bool perfclock_keep_armed(void)
+{
+	lockdep_assert_held(&perfclock.lock);
+
+	return atomic_read(&perfclock.maps);
+}
+
 static enum hrtimer_restart perfclock_timer_fn(struct hrtimer *timer)
 {
 	ktime_t now = ktime_get();
 	s64 late = ktime_to_ns(ktime_sub(now, hrtimer_get_expires(timer)));
+	bool stop;
 
 	raw_spin_lock(&perfclock.lock);
 	perfclock_note_lateness(now, late);
@@ -1014,6 +1097,16 @@ static enum hrtimer_restart perfclock_timer_fn(struct hrtimer *timer)
 		perfclock_invalidate();
 	else
 		perfclock_publish();
+	/*
+	 * Under lock, so that perfclock_arm() either sees timer_on still
+	 * true (and this run reads its reason to stay) or restarts the
+	 * timer itself: hrtimer_start() on a timer whose callback is
+	 * running enqueues it, and __run_hrtimer() leaves an enqueued
+	 * timer be whatever the callback returns.
+	 */
+	stop = !perfclock_keep_armed();
+	if (stop)
+		perfclock.timer_on = false;
 	raw_spin_unlock(&perfclock.lock);
 
 	/*
@@ -1024,6 +1117,8 @@ static enum hrtimer_restart perfclock_timer_fn(struct hrtimer *timer)
 	 */
 	queue_work(system_percpu_wq, &perfclock.horizon_work);
 
+	if (stop)
+		return HRTIMER_NORESTART;
 	hrtimer_forward_now(timer, perfclock.period);
 	return HRTIMER_RESTART;
 }
@@ -1115,22 +1210,39 @@ static u64 perfclock_measure_skew(void)
 }
 
 /*
- * First user: bring the page up to date, then keep it so. The full
- * revalidation brackets the clock on every online CPU, nohz_full and
- * isolated ones included, through an IPI each; with mode 0444 any user
- * can make first opens in a loop, so it runs at most once per
- * PERFCLOCK_REVALIDATE_INTERVAL. Within that, the checks of the timer's
- * period (on this CPU, now) stand in for it, as they do while the device
- * stays open.
+ * CAP_PERFMON, or CAP_SYS_ADMIN on its own (what perfmon_capable() in
+ * include/linux/capability.h accepts in 6.1 and 6.12, and perf's
+ * kernel/events/core.c gates its costly paths on), without an audit
+ * record: a caller without it is not refused here, only served the
+ * cheaper path. Where it refuses (an expedited GET_HORIZON),
+ * perfmon_capable() itself is asked, audit and all.
  */
-static void perfclock_first_open(void)
+static bool perfclock_perfmon_noaudit(void)
 {
-	unsigned long flags;
+	return ns_capable_noaudit(&init_user_ns, CAP_PERFMON) ||
+	       ns_capable_noaudit(&init_user_ns, CAP_SYS_ADMIN);
+}
+
+/*
+ * The timer is about to start: nothing kept the page up to date while
+ * it was off, so bring it up to date first. The full revalidation
+ * brackets the clock on every online CPU, nohz_full and isolated ones
+ * included, through an IPI each; with mode 0444 any user can arm in a
+ * loop (map and unmap), so it runs at most once per
+ * PERFCLOCK_REVALIDATE_INTERVAL for a caller with CAP_PERFMON and once
+ * per PERFCLOCK_REVALIDATE_INTERVAL_UNPRIV for anyone else. Within that,
+ * the checks of the timer's period (on this CPU, now) stand in for it,
+ * as they do while the timer runs.
+ */
+static void perfclock_arm_check(void)
+{
+	unsigned long flags, at = perfclock.validated_at;
 
 	lockdep_assert_held(&perfclock.mutex);
 
-	if (time_after_eq(jiffies, perfclock.validated_at +
-			  PERFCLOCK_REVALIDATE_INTERVAL)) {
+	if (time_after_eq(jiffies, at + PERFCLOCK_REVALIDATE_INTERVAL_UNPRIV) ||
+	    (time_after_eq(jiffies, at + PERFCLOCK_REVALIDATE_INTERVAL) &&
+	     perfclock_perfmon_noaudit())) {
 		perfclock_revalidate();
 		return;
 	}
@@ -1142,28 +1254,63 @@ static void perfclock_first_open(void)
 	raw_spin_unlock_irqrestore(&perfclock.lock, flags);
 }
 
-static int perfclock_miscdev_open(struct inode *inode, struct file *file)
+/*
+ * Start the update timer unless it runs (perfclock_keep_armed() says
+ * who wants it), checking the page first. Process context.
+ */
+static void perfclock_arm(void)
 {
+	unsigned long flags;
+	bool on;
+
 	mutex_lock(&perfclock.mutex);
-	if (!perfclock.users++) {
-		perfclock_first_open();
+	raw_spin_lock_irqsave(&perfclock.lock, flags);
+	on = perfclock.timer_on;
+	raw_spin_unlock_irqrestore(&perfclock.lock, flags);
+	if (!on)
+		perfclock_arm_check();
+
+	raw_spin_lock_irqsave(&perfclock.lock, flags);
+	if (!perfclock.timer_on) {
+		perfclock.timer_on = true;
 		hrtimer_start(&perfclock.timer, perfclock.period,
 			      HRTIMER_MODE_REL_HARD);
 	}
+	raw_spin_unlock_irqrestore(&perfclock.lock, flags);
+	mutex_unlock(&perfclock.mutex);
+}
+
+/* Opening arms nothing: see perfclock_keep_armed(). */
+static int perfclock_miscdev_open(struct inode *inode, struct file *file)
+{
+	mutex_lock(&perfclock.mutex);
+	perfclock.users++;
 	mutex_unlock(&perfclock.mutex);
 	return 0;
 }
 
-/* Called on the last close of a file, after its last mapping is gone. */
+/*
+ * Called on the last close of a file, after its last mapping is gone:
+ * the timer stops at its next period anyway; this makes it sure before
+ * the module may be unloaded.
+ */
 static int perfclock_miscdev_release(struct inode *inode, struct file *file)
 {
+	unsigned long flags;
+
 	mutex_lock(&perfclock.mutex);
 	if (!--perfclock.users) {
 		hrtimer_cancel(&perfclock.timer);
+		raw_spin_lock_irqsave(&perfclock.lock, flags);
+		perfclock.timer_on = false;
+		raw_spin_unlock_irqrestore(&perfclock.lock, flags);
 		/* The page keeps the last proven horizon: it stays true. */
 		cancel_work_sync(&perfclock.horizon_work);
 		perfclock.npending = 0;
-		perfclock.gp_progress_ns = 0;
+		/*
+		 * gp_progress_ns and gp_started_ns stay: the rate limit on
+		 * the grace periods the module starts holds across opens.
+		 */
 	}
 	mutex_unlock(&perfclock.mutex);
 	return 0;
@@ -1206,12 +1353,60 @@ efault:
 	return -EFAULT;
 }
 
+/*
+ * Wait until a grace period has elapsed since now (THE FLUSH HORIZON,
+ * point 3). A caller with CAP_PERFMON (perfclock_perfmon_noaudit()) gets
+ * one of its own, started now: fresh. Anyone else waits for the grace
+ * periods the system runs anyway, and when none has ended for
+ * horizon_gp_idle_ms, for one started under the module's one rate limit
+ * (perfclock_gp_start()), whoever asks and how often. The horizon read
+ * before this is as true either way; only the wait, hence its age at
+ * return, differs: up to horizon_gp_idle_ms plus a poll interval longer.
+ * The waiter arms no timer: it polls its snapshot every jiffy (a timer
+ * of its own, on its own CPU, while it waits), and the page's work wakes
+ * it early when it proves a sample. Without a grace period of its own it
+ * needs no smp_mb() either: get_state_synchronize_rcu() starts with one,
+ * and poll_state_synchronize_rcu() gives the ordering of
+ * synchronize_rcu() (its comment in kernel/rcu/tree.c).
+ */
+static int perfclock_horizon_wait(bool expedited)
+{
+	u64 t0 = ktime_get_ns(), now, idle_ns;
+	unsigned long cookie, started;
+	long ret;
+
+	if (expedited) {
+		atomic64_inc(&perfclock.gp_requested);
+		synchronize_rcu_expedited();
+		return 0;
+	}
+	if (perfclock_perfmon_noaudit()) {
+		atomic64_inc(&perfclock.gp_requested);
+		synchronize_rcu();
+		return 0;
+	}
+	cookie = get_state_synchronize_rcu();
+	for (;;) {
+		ret = wait_event_interruptible_timeout(perfclock.gp_wq,
+						       poll_state_synchronize_rcu(cookie),
+						       1);
+		if (ret)
+			return ret < 0 ? ret : 0;
+		now = ktime_get_ns();
+		idle_ns = (u64)READ_ONCE(horizon_gp_idle_ms) * NSEC_PER_MSEC;
+		/* One started after the snapshot proves it too. */
+		if (now - t0 >= idle_ns)
+			perfclock_gp_start(now, idle_ns, &started);
+	}
+}
+
 static long perfclock_ioctl_get_horizon(struct perfclock_horizon __user *uh)
 {
 	struct perfclock_horizon_sample s;
 	struct perfclock_horizon h;
 	u32 mask;
 	u64 t0;
+	int ret;
 
 	if (copy_from_user(&h, uh, sizeof(h)))
 		return -EFAULT;
@@ -1254,10 +1449,11 @@ static long perfclock_ioctl_get_horizon(struct perfclock_horizon __user *uh)
 		 * the clock reads, which are not memory accesses:
 		 * perfclock_perf_clock_horizon() fences its TSC reads.
 		 */
-		if (h.flags & PERFCLOCK_HORIZON_EXPEDITED)
-			synchronize_rcu_expedited();
-		else
-			synchronize_rcu();
+		ret = perfclock_horizon_wait(h.flags &
+					     PERFCLOCK_HORIZON_EXPEDITED);
+		/* Interrupted before anything was handed out: restartable. */
+		if (ret)
+			return ret;
 		/* A new generation meanwhile: read again (it is rare). */
 	} while (!perfclock_horizon_proven(&s));
 	h.wait_ns = ktime_get_ns() - t0;
@@ -1283,7 +1479,10 @@ static noinline_for_stack long perfclock_ioctl_get_info(void __user *uarg)
 	info.page_version = PERFCLOCK_PAGE_VERSION;
 	info.page_size = PAGE_SIZE;
 	info.update_period_ns = ktime_to_ns(perfclock.period);
-	info.flags = PERFCLOCK_INFO_HORIZON | PERFCLOCK_INFO_HORIZON_GENERATION;
+	info.flags = PERFCLOCK_INFO_HORIZON | PERFCLOCK_INFO_HORIZON_GENERATION |
+		     PERFCLOCK_INFO_COUNTERS;
+	info.revalidations = READ_ONCE(perfclock.revalidations);
+	info.gp_requested = atomic64_read(&perfclock.gp_requested);
 #ifdef CONFIG_X86_TSC
 	if (!perfclock_native_sched_clock())
 		info.flags |= PERFCLOCK_INFO_SCHED_CLOCK_PARAVIRT;
@@ -1294,6 +1493,8 @@ static noinline_for_stack long perfclock_ioctl_get_info(void __user *uarg)
 		info.flags |= PERFCLOCK_INFO_SCHED_CLOCK_STABLE;
 	if (perfclock.tsc_valid)
 		info.flags |= PERFCLOCK_INFO_PAGE_TSC_VALID;
+	if (perfclock.timer_on)
+		info.flags |= PERFCLOCK_INFO_UPDATES_ARMED;
 	info.skew_estimate_ns = perfclock_skew_estimate();
 	info.measured_skew_ns = perfclock.measured_skew_ns;
 	info.timer_lateness_ns = perfclock.timer_lateness_ns;
@@ -1334,17 +1535,41 @@ static vm_fault_t perfclock_vm_fault(struct vm_fault *vmf)
 	return 0;
 }
 
+/*
+ * Every VMA of the page counts in perfclock.maps while it exists: the
+ * one mmap() made (counted there), and the copies fork() and mremap()
+ * make, which ->open() counts; ->close() runs for each when it goes
+ * (munmap(), exit, the old VMA of an mremap()).
+ */
+static void perfclock_vm_open(struct vm_area_struct *vma)
+{
+	atomic_inc(&perfclock.maps);
+}
+
+static void perfclock_vm_close(struct vm_area_struct *vma)
+{
+	atomic_dec(&perfclock.maps);
+}
+
 static const struct vm_operations_struct perfclock_vm_ops = {
+	.open = perfclock_vm_open,
+	.close = perfclock_vm_close,
 	.fault = perfclock_vm_fault,
 };
 
 /*
  * One page at offset 0, read-only for the life of the mapping. The
  * mapping holds the file, so the module stays pinned until munmap().
+ * A mapping arms the update timer: the page is checked (perfclock_arm())
+ * before mmap() returns it, and kept up to date until the last mapping
+ * goes. Counted only once nothing can fail: a failed ->mmap() gets no
+ * ->close().
  */
 static int perfclock_miscdev_mmap(struct file *file,
 				  struct vm_area_struct *vma)
 {
+	int ret;
+
 	if (vma->vm_pgoff || vma->vm_end - vma->vm_start != PAGE_SIZE)
 		return -EINVAL;
 	if (vma->vm_flags & (VM_WRITE | VM_EXEC))
@@ -1353,7 +1578,12 @@ static int perfclock_miscdev_mmap(struct file *file,
 	vm_flags_clear(vma, VM_MAYWRITE | VM_MAYEXEC);
 	vm_flags_set(vma, VM_DONTEXPAND | VM_DONTDUMP);
 	vma->vm_ops = &perfclock_vm_ops;
-	return vm_insert_page(vma, vma->vm_start, virt_to_page(perfclock.page));
+	ret = vm_insert_page(vma, vma->vm_start, virt_to_page(perfclock.page));
+	if (ret)
+		return ret;
+	atomic_inc(&perfclock.maps);
+	perfclock_arm();
+	return 0;
 }
 
 /* No .read/.write: the VFS answers both with -EINVAL. */
@@ -1398,6 +1628,7 @@ static int __init perfclock_init(void)
 	raw_spin_lock_init(&perfclock.lock);
 	mutex_init(&perfclock.mutex);
 	mutex_init(&perfclock.seen_lock);
+	init_waitqueue_head(&perfclock.gp_wq);
 	INIT_WORK(&perfclock.revalidate_work, perfclock_revalidate_work);
 	INIT_WORK(&perfclock.horizon_work, perfclock_horizon_work_fn);
 	perfclock.period = ns_to_ktime((u64)update_period_us * NSEC_PER_USEC);
@@ -1427,8 +1658,8 @@ static int __init perfclock_init(void)
 	perfclock.sched_clock_unstable = check_tsc_unstable();
 #endif
 	/*
-	 * Not pinned (HRTIMER_MODE_REL_HARD): an unpinned timer armed (at
-	 * the first open) on an idle or nohz_full CPU may be put on a busy
+	 * Not pinned (HRTIMER_MODE_REL_HARD): an unpinned timer armed (by
+	 * the first mapping) on an idle or nohz_full CPU may be put on a busy
 	 * housekeeping CPU
 	 * (kernel/time/hrtimer.c:get_target_base() ->
 	 * kernel/sched/core.c:get_nohz_timer_target()), where its work item

@@ -288,6 +288,37 @@
  * old): records stamped across the step are not ordered by time at all.
  * A tool that uses only perf_clock() may see a bump caused by a REALTIME
  * set: the flush is then unneeded, and harmless.
+ *
+ * WHO ARMS WHAT
+ *
+ * The device is 0444 unless a udev rule narrows it, so what an fd holder
+ * can make the machine do is part of the contract:
+ *  - open(), GET_TIME, GET_INFO: nothing periodic. GET_TIME reads the
+ *    clock on the calling CPU; no timer, no IPI, no grace period.
+ *  - mmap() of the page arms the update timer (update_period_ns, a hard
+ *    hrtimer), its work item each period, and the grace periods that
+ *    work starts (at most one per module parameter horizon_gp_idle_ms
+ *    when the system runs none), until the last mapping is gone (munmap,
+ *    exit). A mapping made while the timer was off is checked first,
+ *    before mmap() returns: the TSC conversion on the calling CPU, or on
+ *    every online CPU (an IPI each) if the last such check is older than
+ *    1 s for a caller with CAP_PERFMON or CAP_SYS_ADMIN, 60 s for anyone
+ *    else.
+ *  - GET_HORIZON with CAP_PERFMON or CAP_SYS_ADMIN waits for a grace
+ *    period of its own (synchronize_rcu(); expedited with
+ *    PERFCLOCK_HORIZON_EXPEDITED, which IPIs every busy CPU). Arms
+ *    nothing.
+ *  - GET_HORIZON without: waits (interruptibly) for the grace periods
+ *    the system runs anyway, and when none has ended for
+ *    horizon_gp_idle_ms, for one the module starts under the rate limit
+ *    it keeps for the page: at most one per horizon_gp_idle_ms, for the
+ *    page and every such caller together. Arms no timer (it polls its
+ *    own snapshot every jiffy while it waits). Its horizon is as exact
+ *    (read at the call, proven by a grace period after it); the wait is
+ *    up to horizon_gp_idle_ms and a jiffy longer. EXPEDITED: EPERM.
+ * PERFCLOCK_INFO_UPDATES_ARMED says whether the timer runs, and
+ * perfclock_info::revalidations and ::gp_requested count the costly
+ * steps (PERFCLOCK_INFO_COUNTERS).
  */
 #ifndef _UAPI_LINUX_PERFCLOCK_IOCTL_H
 #define _UAPI_LINUX_PERFCLOCK_IOCTL_H
@@ -353,6 +384,16 @@ struct perfclock_time {
  * clock is one clock across vCPUs (THE FLUSH HORIZON, "Rests on").
  */
 #define PERFCLOCK_INFO_SCHED_CLOCK_PARAVIRT	0x00000010U
+/*
+ * The module's update timer runs now (WHO ARMS WHAT, below): the page is
+ * being kept up to date and its horizon sampled.
+ */
+#define PERFCLOCK_INFO_UPDATES_ARMED		0x00000020U
+/*
+ * perfclock_info::revalidations and ::gp_requested are filled (they were
+ * reserved, and zero, before).
+ */
+#define PERFCLOCK_INFO_COUNTERS			0x00000040U
 
 struct perfclock_info {
 	__u32 abi_version;	/* PERFCLOCK_ABI_VERSION */
@@ -385,10 +426,22 @@ struct perfclock_info {
 	 * 10 to 20 seconds the timer ran: how late timer interrupts, the
 	 * scheduler tick among them, are being delivered here. Feeds only
 	 * the unstable-regime skew estimate (a CPU whose tick is late lags
-	 * by as much); nothing exact depends on it.
+	 * by as much); nothing exact depends on it. Measured only while the
+	 * timer is armed (WHO ARMS WHAT): a file that is only open sees the
+	 * figure of the last time anyone mapped the page, or none (0).
 	 */
 	__u64 timer_lateness_ns;
-	__u64 reserved[3];	/* zero */
+	/*
+	 * With PERFCLOCK_INFO_COUNTERS, since load: full revalidations of
+	 * the page's TSC conversion (each brackets the clock on every
+	 * online CPU through an IPI), and grace periods the module asked
+	 * RCU for (started by its horizon work, or waited for by a
+	 * GET_HORIZON of its own). What a caller costs the machine, for
+	 * tests and benchmarks; not a clock property.
+	 */
+	__u64 revalidations;
+	__u64 gp_requested;
+	__u64 reserved[1];	/* zero */
 };
 
 /* Number of clockids the horizon arrays are indexed by (<linux/time.h>). */
@@ -399,9 +452,9 @@ struct perfclock_info {
  * perfclock_horizon::flags (in): wait for an expedited grace period
  * (microseconds on an idle machine, but an IPI to every CPU that is not
  * idle, as synchronize_rcu_expedited() does). Needs CAP_PERFMON or
- * CAP_SYS_ADMIN (EPERM otherwise); without it the ioctl waits for a
- * normal grace period (as membarrier's MEMBARRIER_CMD_GLOBAL, open to
- * all users, does). A normal one IPIs no CPU that is idle, in user
+ * CAP_SYS_ADMIN (EPERM otherwise). Without the flag a caller with either
+ * waits for a normal grace period of its own, anyone else for one the
+ * system or the module's work runs (WHO ARMS WHAT). A normal one IPIs no CPU that is idle, in user
  * space on nohz_full, or passing through the scheduler tick; it does
  * IPI a CPU that holds it up: kernel/rcu/tree.c's force-quiescent-state
  * scan (rcu_implicit_dynticks_qs() in 6.1, rcu_watching_snap_recheck()
@@ -429,7 +482,12 @@ struct perfclock_horizon {
  * fresh. The clocks accepted: PERFCLOCK_HORIZON_PERF_CLOCK,
  * CLOCK_MONOTONIC, CLOCK_MONOTONIC_RAW, CLOCK_REALTIME, CLOCK_BOOTTIME,
  * CLOCK_TAI (the ones perf accepts for use_clockid); EINVAL otherwise,
- * or if a reserved field or unknown flag is set.
+ * or if a reserved field or unknown flag is set. Which grace period it
+ * waits for depends on the caller (WHO ARMS WHAT, below): its own, with
+ * CAP_PERFMON or CAP_SYS_ADMIN; else the system's or the module's
+ * rate-limited ones (a longer wait, as exact); EPERM for
+ * PERFCLOCK_HORIZON_EXPEDITED without either capability; EINTR-free:
+ * a signal while it waits restarts the call (ERESTARTSYS).
  */
 #define PERFCLOCK_IOC_GET_HORIZON _IOWR(PERFCLOCK_IOC_MAGIC, 0x03, struct perfclock_horizon)
 
@@ -487,9 +545,9 @@ struct perfclock_horizon {
  *
  * horizon_ns is the newest perf_clock() flush horizon the module has
  * proven (THE FLUSH HORIZON, above), and horizon_clockid_ns[id] the one
- * for clockid id when bit id of horizon_clockids is set. While a file has
- * the device open or mapped, the module samples a new horizon every
- * update period and publishes it once a normal RCU grace period after it
+ * for clockid id when bit id of horizon_clockids is set. While the update
+ * timer is armed (the page is mapped: WHO ARMS WHAT), the module samples
+ * a new horizon every update period and publishes it once a normal RCU grace period after it
  * has ended (polled): its age is about one grace period when the
  * system runs grace periods anyway, and at most module parameter
  * horizon_gp_idle_ms plus one when it does not (the module then starts
@@ -498,8 +556,8 @@ struct perfclock_horizon {
  * loads every ring's data_head meets no record below.
  *
  * coarse_ns is the last local_clock() the module sampled, on coarse_cpu,
- * refreshed at least every update_period_ns while any file has the device
- * open or mapped. It is a LOWER BOUND of coarse_cpu's clock, never "now":
+ * refreshed at least every update_period_ns while the page is mapped
+ * (WHO ARMS WHAT). It is a LOWER BOUND of coarse_cpu's clock, never "now":
  * every later local_clock() read on coarse_cpu, and every later record
  * stamped there, is at least coarse_ns. On another CPU, in the unstable
  * regime, a later read can be smaller: coarse_ns - skew_estimate_ns is
@@ -514,8 +572,11 @@ struct perfclock_horizon {
  * most 250 ns behind it. Both hold for as long as the kernel keeps
  * sched_clock's TSC scale and offset; the module re-checks each update
  * period (tsc_khz unchanged, the TSC not marked unstable, a bracket on
- * the timer's CPU not contradicting the model) and on CPU hotplug, and
- * turns PERFCLOCK_PAGE_TSC_VALID off at the first failure. A change
+ * the timer's CPU not contradicting the model), on CPU hotplug, and
+ * before mmap() returns whenever the timer was off, and turns
+ * PERFCLOCK_PAGE_TSC_VALID off at the first failure. The flag in
+ * perfclock_info is the module's last word, not rechecked for a file that
+ * is only open: the page's, once mapped, is the one to go by. A change
  * between two checks (a tsc_khz refinement changes the scale by up to
  * 1%) is seen within one update period: until then the page can be off
  * by the change, e.g. 1% of update_period_ns, 10 us with the default

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The page's horizon is proven by the grace periods the system runs
- * anyway: holding the device open on an idle machine starts a grace
+ * anyway: holding the page mapped on an idle machine starts a grace
  * period only when none has proven a sample for horizon_gp_idle_ms
  * (module/perfclock.c: perfclock_horizon_work_fn()). The old policy,
  * horizon_gp_idle_ms=0, started one every update period: grace periods
- * back to back for as long as anyone held the 0444 device open.
+ * back to back for as long as anyone held the 0444 device open (now:
+ * mapped).
  *
  * Grace periods are counted by the wakeups of the RCU grace-period
  * kthread (rcu_preempt or rcu_sched: its context switches, several per
@@ -41,18 +42,26 @@ static int read_int(const char *path, long *v)
 	return ok ? 0 : -EINVAL;
 }
 
-/* Grace-period kthread switches over SECONDS, the device held open or not. */
-static uint64_t count(int open_dev)
+/*
+ * Grace-period kthread switches over SECONDS, the page mapped or not (a
+ * file only open arms nothing: perfclock_access_test.c).
+ */
+static uint64_t count(int map_page)
 {
+	const struct perfclock_page *pg = NULL;
 	uint64_t a, b;
 	int fd = -1;
 
-	if (open_dev)
+	if (map_page) {
 		fd = pc_open(O_RDONLY);
+		pg = fd >= 0 ? pc_map(fd) : NULL;
+	}
 	usleep(300000);
 	a = gp_kthread_switches();
 	sleep(SECONDS);
 	b = gp_kthread_switches();
+	if (pg)
+		pc_unmap(pg);
 	if (fd >= 0)
 		close(fd);
 	return b - a;

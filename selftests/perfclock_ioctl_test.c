@@ -18,7 +18,9 @@
 				 PERFCLOCK_INFO_PAGE_TSC_VALID | \
 				 PERFCLOCK_INFO_HORIZON | \
 				 PERFCLOCK_INFO_HORIZON_GENERATION | \
-				 PERFCLOCK_INFO_SCHED_CLOCK_PARAVIRT)
+				 PERFCLOCK_INFO_SCHED_CLOCK_PARAVIRT | \
+				 PERFCLOCK_INFO_UPDATES_ARMED | \
+				 PERFCLOCK_INFO_COUNTERS)
 
 FIXTURE(dev) {
 	int fd;
@@ -49,6 +51,9 @@ TEST_F(dev, info_fields)
 	EXPECT_EQ(0, info->flags & ~KNOWN_INFO_FLAGS);
 	EXPECT_TRUE(info->flags & PERFCLOCK_INFO_HORIZON);
 	EXPECT_TRUE(info->flags & PERFCLOCK_INFO_HORIZON_GENERATION);
+	/* At least the load-time validation (perfclock_access_test.c says more). */
+	EXPECT_TRUE(info->flags & PERFCLOCK_INFO_COUNTERS);
+	EXPECT_LE(1, info->revalidations);
 	for (i = 0; i < sizeof(info->reserved) / sizeof(info->reserved[0]); i++)
 		EXPECT_EQ(0, info->reserved[i]);
 	/* The module's default update_period_us=1000. */

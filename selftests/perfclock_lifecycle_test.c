@@ -265,8 +265,10 @@ TEST_F(mod, unprivileged_open_loop_ipis)
 	usleep(secs * 1e6);
 	idle1 = cal_ipis();
 	/*
-	 * The baseline: open all along (timer and horizon work running),
-	 * while a child as busy as the open loop below spins on a cheap
+	 * The baseline: open all along (which arms nothing since opens
+	 * stopped arming the timer: perfclock_access_test.c; it used to run
+	 * the timer and horizon work), while a child as busy as the open
+	 * loop below spins on a cheap
 	 * system call. A busy CPU holds up the grace periods the horizon
 	 * work waits for, and RCU's force-quiescent-state path then sends
 	 * IPIs of its own (kernel/rcu/tree.c: rcu_implicit_dynticks_qs()):

@@ -97,6 +97,13 @@ echo "# === perfclock_gp_policy_test"
 echo "# === kernel"
 log_clean "the grace-period policy test"
 
+# Who arms the module's timer and grace periods, by privilege: also with
+# nothing else holding the device (it waits for the timer to stop).
+echo "# === perfclock_access_test"
+./perfclock_access_test || rc=1
+echo "# === kernel"
+log_clean "the access test"
+
 # Horizon generations: a REALTIME set back (both regimes), then, in the
 # stable regime, sched_clock turned unstable by perfclock_mark_tsc_unstable.ko.
 # The kernel's own lines about the TSC it was told to give up on are expected.

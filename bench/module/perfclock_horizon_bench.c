@@ -9,8 +9,13 @@
  *    busy;
  *  - what it costs the rest of the machine: interrupts per second per
  *    CPU from /proc/interrupts (function-call and reschedule IPIs, local
- *    timer) with the device closed, open (the page's horizon kept
- *    fresh), and under a loop of blocking calls of each kind;
+ *    timer), RCU softirqs and grace-period kthread wakeups, with the
+ *    device closed, open, mapped (the page's horizon kept fresh), and
+ *    with a GET_HORIZON caller, privileged (root) or not (a thread
+ *    switched to nobody), each round of 100 ms or back to back: who
+ *    arms what (WHO ARMS WHAT in perfclock_ioctl.h); "--access" as the
+ *    third argument prints only that table (scripts/guest/bench-access.sh
+ *    runs it for two modules in one boot);
  *  - the grace-period policy (module parameter horizon_gp_idle_ms): the
  *    device closed, open with the old policy (0: a grace period started
  *    every update period) and open with the module's default, idle and
@@ -41,6 +46,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -136,7 +142,7 @@ static void read_irqs(struct irqs *s)
 }
 
 static void print_irqs(const char *what, const struct irqs *a,
-		       const struct irqs *b, double secs)
+		       const struct irqs *b, double secs, double calls)
 {
 	double cal = 0, res = 0, loc_max = 0, loc_sum = 0;
 
@@ -149,9 +155,15 @@ static void print_irqs(const char *what, const struct irqs *a,
 		if (loc > loc_max)
 			loc_max = loc;
 	}
-	printf("%-34s %10.0f %10.0f %12.0f %12.0f %10.0f %10.0f\n", what, cal, res,
+	printf("%-40s %8.0f %8.0f %10.0f %10.0f %9.0f %8.0f %8.1f\n", what, cal, res,
 	       loc_sum, loc_max, (b->rcu_softirq - a->rcu_softirq) / secs,
-	       (b->gp_kthread - a->gp_kthread) / secs);
+	       (b->gp_kthread - a->gp_kthread) / secs, calls / secs);
+}
+
+static void print_irq_header(void)
+{
+	printf("%-40s %8s %8s %10s %10s %9s %8s %8s\n", "state", "CAL", "RES", "LOC",
+	       "LOC max", "RCU sirq", "GP kthr", "calls");
 }
 
 #define GP_IDLE_PARAM	"/sys/module/perfclock/parameters/horizon_gp_idle_ms"
@@ -179,12 +191,19 @@ static void write_param(const char *path, int v)
 	}
 }
 
-/* A thread calling GET_HORIZON back to back, for the IPI figures. */
+/*
+ * A thread calling GET_HORIZON, back to back or every period_us, as
+ * this process (root) or, unpriv, as nobody: the raw system calls
+ * change this thread's credentials alone (glibc's setuid() would change
+ * every thread's), and a uid change away from 0 clears its capabilities.
+ */
 struct caller {
 	int fd;
 	uint32_t flags;
+	int unpriv;
+	unsigned int period_us;
 	atomic_int stop;
-	uint64_t calls;
+	atomic_ullong calls;
 };
 
 static void *call_loop(void *arg)
@@ -192,34 +211,91 @@ static void *call_loop(void *arg)
 	struct caller *c = arg;
 	uint64_t ns;
 
-	while (!atomic_load(&c->stop) && !horizon(c->fd, c->flags, &ns))
-		c->calls++;
+	if (c->unpriv && (syscall(SYS_setresgid, 65534, 65534, 65534) ||
+			  syscall(SYS_setresuid, 65534, 65534, 65534))) {
+		perror("dropping to nobody");
+		return NULL;
+	}
+	while (!atomic_load(&c->stop) && !horizon(c->fd, c->flags, &ns)) {
+		atomic_fetch_add(&c->calls, 1);
+		if (c->period_us)
+			usleep(c->period_us);
+	}
 	return NULL;
 }
 
+enum dev_state { DEV_CLOSED, DEV_OPEN, DEV_MAPPED };
+
+/* @c: a GET_HORIZON caller on @fd (or on the device opened here), or NULL. */
 static void measure_irqs(const char *what, int seconds, int fd,
-			 int open_dev, int call, uint32_t flags)
+			 enum dev_state state, struct caller *c)
 {
-	struct caller c = { .fd = fd, .flags = flags };
+	uint64_t c0 = 0, c1 = 0;
 	struct irqs a, b;
+	void *pg = MAP_FAILED;
 	pthread_t t;
 	int dfd = -1;
 
-	if (open_dev)
+	if (state != DEV_CLOSED)
 		dfd = open(PERFCLOCK_DEVICE_PATH, O_RDONLY | O_CLOEXEC);
-	if (call)
-		pthread_create(&t, NULL, call_loop, &c);
+	if (state == DEV_MAPPED && dfd >= 0)
+		pg = mmap(NULL, sysconf(_SC_PAGESIZE), PROT_READ, MAP_SHARED, dfd, 0);
+	if (c) {
+		c->fd = fd >= 0 ? fd : dfd;
+		atomic_store(&c->stop, 0);
+		atomic_store(&c->calls, 0);
+		pthread_create(&t, NULL, call_loop, c);
+	}
 	usleep(200000);
 	read_irqs(&a);
+	if (c)
+		c0 = atomic_load(&c->calls);
 	sleep(seconds);
 	read_irqs(&b);
-	if (call) {
-		atomic_store(&c.stop, 1);
+	if (c) {
+		c1 = atomic_load(&c->calls);
+		atomic_store(&c->stop, 1);
 		pthread_join(t, NULL);
 	}
+	if (pg != MAP_FAILED)
+		munmap(pg, sysconf(_SC_PAGESIZE));
 	if (dfd >= 0)
 		close(dfd);
-	print_irqs(what, &a, &b, seconds);
+	print_irqs(what, &a, &b, seconds, c1 - c0);
+}
+
+/*
+ * Who arms what: the machine's interrupts with the device closed, held
+ * open, mapped, and asked for horizons by a caller with and without
+ * CAP_PERFMON, every 100 ms (a tool's round) or back to back. Each
+ * caller row starts a second after the row before let go.
+ */
+static void bench_access(const char *regime, int seconds)
+{
+	static struct caller c[4] = {
+		{ .unpriv = 1, .period_us = 100000 },
+		{ .unpriv = 0, .period_us = 100000 },
+		{ .unpriv = 1 },
+		{ .unpriv = 0 },
+	};
+	static const char *const name[4] = {
+		"open, GET_HORIZON/100 ms, nobody",
+		"open, GET_HORIZON/100 ms, root",
+		"open, GET_HORIZON loop, nobody",
+		"open, GET_HORIZON loop, root",
+	};
+
+	printf("# regime %s, %d CPUs: who arms what, per second, all CPUs (LOC: sum and busiest CPU; calls: GET_HORIZONs)\n",
+	       regime, ncpus);
+	print_irq_header();
+	measure_irqs("device closed", seconds, -1, DEV_CLOSED, NULL);
+	measure_irqs("device open, not mapped", seconds, -1, DEV_OPEN, NULL);
+	measure_irqs("device mapped (page horizon fresh)", seconds, -1, DEV_MAPPED, NULL);
+	for (int i = 0; i < 4; i++) {
+		sleep(1);
+		measure_irqs(name[i], seconds, -1, DEV_OPEN, &c[i]);
+	}
+	sleep(1);
 }
 
 static void bench_calls(int fd, const char *load, uint32_t flags,
@@ -275,15 +351,15 @@ static void bench_policy(const char *regime, int seconds)
 	}
 	printf("# regime %s: grace-period policy (default horizon_gp_idle_ms=%d), per second, all CPUs\n",
 	       regime, def);
-	printf("%-34s %10s %10s %12s %12s %10s %10s\n", "state", "CAL", "RES", "LOC",
-	       "LOC max", "RCU sirq", "GP kthr");
+	print_irq_header();
 	for (busy = 0; busy < 2; busy++) {
 		if (busy)
 			load_start();
 		for (i = 0; i < 3; i++) {
 			snprintf(what, sizeof(what), "%s, %s", busy ? "busy" : "idle", name[i]);
 			write_param(GP_IDLE_PARAM, i == 1 ? 0 : def);
-			measure_irqs(what, seconds, -1, i > 0, 0, 0);
+			measure_irqs(what, seconds, -1,
+				     i > 0 ? DEV_MAPPED : DEV_CLOSED, NULL);
 		}
 		if (busy)
 			load_stop();
@@ -386,6 +462,7 @@ static double ping_pong(int a, int b, int seconds)
 static void bench_remote_reads(const char *regime, int seconds)
 {
 	int def = read_param(SKIP_PARAM), i, fd;
+	void *pg;
 	cpu_set_t all;
 	static const char *const name[] = {
 		"device closed", "open, every CPU every period", "open, horizon_skip_us default",
@@ -400,11 +477,18 @@ static void bench_remote_reads(const char *regime, int seconds)
 	       regime, def);
 	for (i = 0; i < 3; i++) {
 		fd = -1;
+		pg = MAP_FAILED;
 		write_param(SKIP_PARAM, i == 1 ? 0 : def);
+		/* Mapped: an fd only open arms no horizon reads. */
 		if (i)
 			fd = open(PERFCLOCK_DEVICE_PATH, O_RDONLY | O_CLOEXEC);
+		if (fd >= 0)
+			pg = mmap(NULL, sysconf(_SC_PAGESIZE), PROT_READ,
+				  MAP_SHARED, fd, 0);
 		usleep(200000);
 		printf("%-34s %12.0f\n", name[i], ping_pong(1, 2, seconds));
+		if (pg != MAP_FAILED)
+			munmap(pg, sysconf(_SC_PAGESIZE));
 		if (fd >= 0)
 			close(fd);
 	}
@@ -424,12 +508,9 @@ int main(int argc, char **argv)
 		ncpus = MAX_CPUS;
 
 	/* Cost to the machine first, before this process holds the device. */
-	printf("# regime %s, %d CPUs: interrupts per second, all CPUs (LOC: sum and busiest CPU)\n",
-	       regime, ncpus);
-	printf("%-34s %10s %10s %12s %12s %10s %10s\n", "state", "CAL", "RES", "LOC",
-	       "LOC max", "RCU sirq", "GP kthr");
-	measure_irqs("device closed", seconds, -1, 0, 0, 0);
-	measure_irqs("device open (page horizon fresh)", seconds, -1, 1, 0, 0);
+	bench_access(regime, seconds);
+	if (argc > 3 && !strcmp(argv[3], "--access"))
+		return 0;
 	bench_policy(regime, seconds);
 	bench_remote_reads(regime, seconds);
 
@@ -438,9 +519,17 @@ int main(int argc, char **argv)
 		perror(PERFCLOCK_DEVICE_PATH);
 		return 1;
 	}
-	measure_irqs("loop of normal GET_HORIZON", seconds, fd, 0, 1, 0);
-	measure_irqs("loop of expedited GET_HORIZON", seconds, fd, 0, 1,
-		     PERFCLOCK_HORIZON_EXPEDITED);
+	{
+		static struct caller normal, expedited = {
+			.flags = PERFCLOCK_HORIZON_EXPEDITED,
+		};
+
+		print_irq_header();
+		measure_irqs("loop of normal GET_HORIZON", seconds, fd,
+			     DEV_OPEN, &normal);
+		measure_irqs("loop of expedited GET_HORIZON", seconds, fd,
+			     DEV_OPEN, &expedited);
+	}
 
 	pg = mmap(NULL, sysconf(_SC_PAGESIZE), PROT_READ, MAP_SHARED, fd, 0);
 	if (pg == MAP_FAILED) {

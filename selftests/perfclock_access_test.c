@@ -1,0 +1,354 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Who may make the module cost the machine what (WHO ARMS WHAT in
+ * module/perfclock_ioctl.h; module/perfclock.c: perfclock_keep_armed(),
+ * perfclock_arm_check(), perfclock_horizon_wait()):
+ *  - a file that is only open arms no timer;
+ *  - a mapping of the page arms it, a fork()ed copy of the mapping too,
+ *    and it stops once the last mapping is gone;
+ *  - a GET_HORIZON without CAP_PERFMON arms nothing either;
+ *  - such callers ride on shared, rate-limited grace periods instead of
+ *    one each, and get EPERM for an expedited one;
+ *  - a mapping by them does not revalidate on every CPU (an IPI each)
+ *    when a privileged one made within the minute would not either.
+ * Observed through the page's update_count and GET_INFO's
+ * PERFCLOCK_INFO_UPDATES_ARMED and counters; the first test needs none
+ * of those and fails on a module that arms at open. Unprivileged means
+ * uid and gid nobody, which drops every capability (no SECBIT_KEEP_CAPS).
+ * The bounds are counts, not times: "stops" is "stops within 5 s".
+ */
+#define _GNU_SOURCE
+#include <grp.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include "kselftest_harness.h"
+#include "perfclock_util.h"
+
+#define GP_IDLE_PARAM	"/sys/module/perfclock/parameters/horizon_gp_idle_ms"
+#define NOBODY		65534
+#define STOP_WAIT_MS	5000
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000ULL + ts.tv_nsec / 1000000;
+}
+
+/* 1 armed, 0 not, -1 the module does not say (an older one). */
+static int armed(int fd)
+{
+	struct perfclock_info info;
+
+	if (pc_info(fd, &info) || !(info.flags & PERFCLOCK_INFO_COUNTERS))
+		return -1;
+	return !!(info.flags & PERFCLOCK_INFO_UPDATES_ARMED);
+}
+
+/* Wait up to STOP_WAIT_MS for the timer to stop: its elapsed ms, or -1. */
+static long wait_stopped(int fd)
+{
+	uint64_t t0 = now_ms();
+
+	while (armed(fd) == 1) {
+		if (now_ms() - t0 > STOP_WAIT_MS)
+			return -1;
+		usleep(10000);
+	}
+	return now_ms() - t0;
+}
+
+static int counters(int fd, uint64_t *reval, uint64_t *gps)
+{
+	struct perfclock_info info;
+
+	if (pc_info(fd, &info) || !(info.flags & PERFCLOCK_INFO_COUNTERS))
+		return -1;
+	*reval = info.revalidations;
+	*gps = info.gp_requested;
+	return 0;
+}
+
+static uint64_t update_count(int fd)
+{
+	const struct perfclock_page *pg = pc_map(fd);
+	uint64_t n;
+
+	if (!pg)
+		return 0;
+	n = __atomic_load_n(&pg->update_count, __ATOMIC_RELAXED);
+	pc_unmap(pg);
+	return n;
+}
+
+static int drop_to_nobody(void)
+{
+	return setgroups(0, NULL) || setgid(NOBODY) || setuid(NOBODY);
+}
+
+static int get_horizon(int fd, uint32_t flags)
+{
+	struct perfclock_horizon h;
+
+	memset(&h, 0, sizeof(h));
+	h.clockid = PERFCLOCK_HORIZON_PERF_CLOCK;
+	h.flags = flags;
+	return pc_ioctl(fd, PERFCLOCK_IOC_GET_HORIZON, &h);
+}
+
+/*
+ * Held open 300 ms, not mapped: the page's update count moves by the
+ * re-arm's publish and a period in flight at most, where a timer armed
+ * at open (the module before) moves it every update period.
+ */
+TEST(open_only_arms_nothing)
+{
+	struct perfclock_info info;
+	uint64_t u0, u1, periods;
+	int fd = pc_open(O_RDONLY);
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, pc_info(fd, &info));
+	wait_stopped(fd);
+	u0 = update_count(fd);
+	ASSERT_NE(0, u0);
+	usleep(300000);
+	EXPECT_EQ(0, armed(fd)) TH_LOG("open, not mapped, and the timer runs (or the module does not say)");
+	u1 = update_count(fd);
+	periods = 300000000ULL / info.update_period_ns;
+	TH_LOG("page updates while only open for 300 ms: %llu (%llu periods)",
+	       (unsigned long long)(u1 - u0), (unsigned long long)periods);
+	EXPECT_GT(periods / 10 + 3, u1 - u0);
+	close(fd);
+}
+
+/* A mapping arms; its fork()ed copy keeps it armed; the last one's going stops it. */
+TEST(mapping_arms_until_last_unmap)
+{
+	const struct perfclock_page *pg;
+	uint64_t c0;
+	int fd = pc_open(O_RDONLY), p2c[2], c2p[2], status;
+	long ms;
+	pid_t pid;
+	char b;
+
+	ASSERT_LE(0, fd);
+	ASSERT_LE(0, wait_stopped(fd)) TH_LOG("the module does not say, or never stops");
+	pg = pc_map(fd);
+	ASSERT_NE(NULL, pg);
+	EXPECT_EQ(1, armed(fd));
+	c0 = pg->update_count;
+	usleep(50000);
+	EXPECT_LT(c0, pg->update_count) TH_LOG("mapped, and the page is not updated");
+
+	ASSERT_EQ(0, pipe(p2c));
+	ASSERT_EQ(0, pipe(c2p));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		/* Hold the inherited mapping until told, then exit with it. */
+		if (write(c2p[1], "r", 1) != 1 || read(p2c[0], &b, 1) != 1)
+			_exit(1);
+		_exit(0);
+	}
+	ASSERT_EQ(1, read(c2p[0], &b, 1));
+	pc_unmap(pg);
+	usleep(100000);
+	EXPECT_EQ(1, armed(fd)) TH_LOG("the child's copy of the mapping did not keep the timer");
+	ASSERT_EQ(1, write(p2c[1], "x", 1));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ms = wait_stopped(fd);
+	EXPECT_LE(0, ms) TH_LOG("no mapping left, and the timer still runs after %d ms", STOP_WAIT_MS);
+	TH_LOG("stopped %ld ms after the last mapping went", ms);
+	close(fd);
+}
+
+struct looper {
+	int fd;
+	atomic_int stop;
+	int calls, err;
+};
+
+static void *horizon_loop(void *arg)
+{
+	struct looper *l = arg;
+
+	while (!atomic_load(&l->stop)) {
+		l->err = get_horizon(l->fd, 0);
+		if (l->err)
+			break;
+		l->calls++;
+	}
+	return NULL;
+}
+
+/*
+ * An unprivileged GET_HORIZON arms no timer, while it waits or after:
+ * it waits for grace periods by itself. Sampled every 5 ms while a
+ * thread calls it back to back for 500 ms.
+ */
+TEST(unprivileged_horizon_arms_nothing)
+{
+	struct looper l = { .stop = 0 };
+	int i, seen = 0, samples = 0;
+	pthread_t t;
+
+	if (geteuid())
+		SKIP(return, "needs root to drop to nobody");
+	ASSERT_EQ(0, drop_to_nobody());
+	l.fd = pc_open(O_RDONLY);
+	ASSERT_LE(0, l.fd);
+	ASSERT_LE(0, wait_stopped(l.fd)) TH_LOG("the module does not say, or never stops");
+	ASSERT_EQ(0, pthread_create(&t, NULL, horizon_loop, &l));
+	for (i = 0; i < 100; i++, samples++) {
+		if (armed(l.fd))
+			seen++;
+		usleep(5000);
+	}
+	atomic_store(&l.stop, 1);
+	ASSERT_EQ(0, pthread_join(t, NULL));
+	ASSERT_EQ(0, l.err);
+	TH_LOG("%d GET_HORIZONs as nobody; the timer seen armed (or not said) in %d of %d samples",
+	       l.calls, seen, samples);
+	ASSERT_LT(0, l.calls);
+	EXPECT_EQ(0, seen);
+	EXPECT_EQ(-EPERM, get_horizon(l.fd, PERFCLOCK_HORIZON_EXPEDITED));
+	close(l.fd);
+}
+
+#define THREADS	8
+#define CALLS	2
+
+static void *horizon_thread(void *arg)
+{
+	int fd = *(int *)arg, i;
+
+	for (i = 0; i < CALLS; i++)
+		if (get_horizon(fd, 0))
+			return (void *)1;
+	return NULL;
+}
+
+/*
+ * THREADS x CALLS unprivileged GET_HORIZONs at once, with
+ * horizon_gp_idle_ms=1000: the grace periods the module asks for are
+ * started under its one rate limit, at most one per second (and one at
+ * once if the last is older), however many callers; a caller with
+ * CAP_PERFMON asks for one per call.
+ */
+TEST(unprivileged_horizon_shares_grace_periods)
+{
+	uint64_t r0, r1, g0, g1, t0, ms;
+	pthread_t th[THREADS];
+	int fd, i, pfd[2], status;
+	char def[24] = "";
+	ssize_t n;
+	FILE *f;
+	pid_t pid;
+
+	if (geteuid())
+		SKIP(return, "needs root to set " GP_IDLE_PARAM);
+	fd = pc_open(O_RDONLY);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, counters(fd, &r0, &g0)) TH_LOG("the module has no counters");
+	f = fopen(GP_IDLE_PARAM, "r");
+	ASSERT_NE(NULL, f);
+	ASSERT_NE(NULL, fgets(def, sizeof(def), f));
+	fclose(f);
+	ASSERT_EQ(0, pc_write_file(GP_IDLE_PARAM, "1000"));
+
+	ASSERT_EQ(0, pipe(pfd));
+	t0 = now_ms();
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		void *ret;
+
+		if (drop_to_nobody())
+			_exit(10);
+		for (i = 0; i < THREADS; i++)
+			if (pthread_create(&th[i], NULL, horizon_thread, &fd))
+				_exit(11);
+		for (i = 0; i < THREADS; i++)
+			if (pthread_join(th[i], &ret) || ret)
+				_exit(12);
+		_exit(get_horizon(fd, PERFCLOCK_HORIZON_EXPEDITED) == -EPERM ? 0 : 13);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ms = now_ms() - t0;
+	ASSERT_EQ(0, counters(fd, &r1, &g1));
+	n = pc_write_file(GP_IDLE_PARAM, def);
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		TH_LOG("unprivileged child: status %#x (13: expedited not refused)", status);
+	TH_LOG("%d unprivileged GET_HORIZONs in %llu ms: %llu grace periods asked for",
+	       THREADS * CALLS, (unsigned long long)ms,
+	       (unsigned long long)(g1 - g0));
+	EXPECT_GE(2 + ms / 1000, g1 - g0);
+
+	/* The privileged path asks for its own: the counter can tell. */
+	for (i = 0; i < 4; i++)
+		ASSERT_EQ(0, get_horizon(fd, 0));
+	ASSERT_EQ(0, counters(fd, &r0, &g0));
+	EXPECT_LE(g1 + 4, g0);
+	ASSERT_EQ(0, n);
+	close(fd);
+}
+
+/*
+ * A mapping made while the timer is off checks the page first: on every
+ * CPU (an IPI each) at most once a second for a privileged caller, once
+ * a minute for anyone else. Within the minute of a privileged one, an
+ * unprivileged mapping more than a second later causes none, and a
+ * privileged one does.
+ */
+TEST(unprivileged_map_skips_full_revalidation)
+{
+	const struct perfclock_page *pg;
+	uint64_t r0, r1, r2, g;
+	int fd, status;
+	pid_t pid;
+
+	if (geteuid())
+		SKIP(return, "needs root to drop to nobody");
+	fd = pc_open(O_RDONLY);
+	ASSERT_LE(0, fd);
+	ASSERT_LE(0, wait_stopped(fd)) TH_LOG("the module does not say, or never stops");
+	pg = pc_map(fd);
+	ASSERT_NE(NULL, pg);
+	pc_unmap(pg);
+	ASSERT_LE(0, wait_stopped(fd));
+	ASSERT_EQ(0, counters(fd, &r0, &g));
+	usleep(1200000);
+
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		int cfd;
+
+		if (drop_to_nobody())
+			_exit(10);
+		cfd = pc_open(O_RDONLY);
+		pg = cfd < 0 ? NULL : pc_map(cfd);
+		_exit(pg ? 0 : 11);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	ASSERT_LE(0, wait_stopped(fd));
+	ASSERT_EQ(0, counters(fd, &r1, &g));
+	EXPECT_EQ(r0, r1) TH_LOG("an unprivileged first mapping revalidated on every CPU");
+
+	pg = pc_map(fd);
+	ASSERT_NE(NULL, pg);
+	ASSERT_EQ(0, counters(fd, &r2, &g));
+	EXPECT_EQ(r1 + 1, r2) TH_LOG("a privileged first mapping 1.2 s on did not revalidate");
+	pc_unmap(pg);
+	close(fd);
+}
+
+TEST_HARNESS_MAIN
