@@ -280,7 +280,7 @@ static void *hold_caller_fn(void *arg)
 	struct perfclock_horizon h;
 	struct perfclock_info info;
 	uint64_t c0;
-	int ret, after_mark;
+	int ret, after_mark, before_reset;
 
 	c->failed = "pin";
 	if (pc_pin(c->cpu))
@@ -306,10 +306,14 @@ static void *hold_caller_fn(void *arg)
 	while (!__atomic_load_n(&c->stop, __ATOMIC_ACQUIRE)) {
 		watch_kmsg(c);
 		after_mark = c->mark_seen;
+		before_reset = !c->reset_seen;
 		c0 = ts_ns(CLOCK_THREAD_CPUTIME_ID);
 		ret = get_horizon(c->fd, PERFCLOCK_HORIZON_PERF_CLOCK, &h);
-		c->cpu_ns += ts_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
-		c->calls++;
+		/* Calls begun before the reset: after it the CPU clock stalls. */
+		if (before_reset) {
+			c->cpu_ns += ts_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
+			c->calls++;
+		}
 
 		if (ret && errno == EOPNOTSUPP) {
 			c->refused = 1;
@@ -324,7 +328,7 @@ static void *hold_caller_fn(void *arg)
 		if (h.generation != c->gen0 || c->reset_seen)
 			continue;
 		if (h.ns > c->last_ns)
-			c->last_ns = h.ns;
+			__atomic_store_n(&c->last_ns, h.ns, __ATOMIC_RELAXED);
 		if (after_mark)
 			c->held_calls++;
 	}
@@ -338,6 +342,37 @@ fail:
 	c->err = errno;
 	__atomic_store_n(&c->ready, 1, __ATOMIC_RELEASE);
 	return NULL;
+}
+
+/*
+ * Stop the caller once the reset is in the log (up to 2 s), and judge
+ * what it saw while the reset was held off.
+ */
+static void hold_caller_join(struct __test_metadata *_metadata,
+			     struct hold_caller *hc, pthread_t thread,
+			     uint64_t hold_ns)
+{
+	int i;
+
+	for (i = 0; i < 200 && !__atomic_load_n(&hc->reset_seen, __ATOMIC_ACQUIRE); i++)
+		usleep(10000);
+	__atomic_store_n(&hc->stop, 1, __ATOMIC_RELEASE);
+	ASSERT_EQ(0, pthread_join(thread, NULL));
+	TH_LOG("mark and hold %llu ms: %llu GET_HORIZON calls on CPU %d begun before the reset used %llu us of CPU, %llu of them begun after the mark and returned before the reset",
+	       (unsigned long long)(hold_ns / 1000000),
+	       (unsigned long long)hc->calls, hc->cpu,
+	       (unsigned long long)(hc->cpu_ns / 1000),
+	       (unsigned long long)hc->held_calls);
+	ASSERT_EQ(NULL, hc->failed) TH_LOG("hold thread: %s: %s", hc->failed, strerror(hc->err));
+	/*
+	 * No spin: a try used to keep irqs off for 2 ticks, and try again
+	 * 1 ms later, for as long as the reset was pending.
+	 */
+	EXPECT_LT(hc->cpu_ns, HOLD_MS * 1000000ULL / 4);
+	EXPECT_TRUE(hc->mark_seen && hc->reset_seen);
+	/* A reset queued but not run holds up no horizon. */
+	if (!hc->fallback)
+		EXPECT_LT(0, hc->held_calls);
 }
 
 TEST(sched_clock_turns_unstable)
@@ -419,29 +454,8 @@ TEST(sched_clock_turns_unstable)
 	close(kfd);
 	sp.sched_priority = 0;
 	ASSERT_EQ(0, sched_setscheduler(0, SCHED_OTHER, &sp));
-	/* Let the reset run while the caller goes on: up to 2 s. */
-	for (i = 0; i < 200 && !__atomic_load_n(&hc.reset_seen, __ATOMIC_ACQUIRE); i++)
-		usleep(10000);
-	__atomic_store_n(&hc.stop, 1, __ATOMIC_RELEASE);
-	ASSERT_EQ(0, pthread_join(thread, NULL));
-	TH_LOG("mark and hold %llu ms: %llu GET_HORIZON calls on CPU %d used %llu us of CPU, %llu of them begun after the mark and returned before the reset",
-	       (unsigned long long)(hold_ns / 1000000),
-	       (unsigned long long)hc.calls, hc.cpu,
-	       (unsigned long long)(hc.cpu_ns / 1000),
-	       (unsigned long long)hc.held_calls);
-	ASSERT_EQ(NULL, hc.failed) TH_LOG("hold thread: %s: %s", hc.failed, strerror(hc.err));
-	/*
-	 * No spin: a try used to keep irqs off for 2 ticks, and try again
-	 * 1 ms later, for as long as the reset was pending (CPU time after
-	 * the reset is hardly counted: the scheduler's clock went back).
-	 */
-	EXPECT_LT(hc.cpu_ns, HOLD_MS * 1000000ULL / 4);
-	EXPECT_TRUE(hc.mark_seen && hc.reset_seen);
-	/* A reset queued but not run holds up no horizon. */
-	if (!hc.fallback)
-		EXPECT_LT(0, hc.held_calls);
-
 	if (hc.fallback) {
+		hold_caller_join(_metadata, &hc, thread, hold_ns);
 		/* No probe: refused from the mark on, never a wait. */
 		EXPECT_FALSE(hc.flags & PERFCLOCK_INFO_SCHED_CLOCK_RESET_PROBE);
 		EXPECT_TRUE(hc.flags & PERFCLOCK_INFO_PERF_HORIZON_REFUSED);
@@ -463,9 +477,15 @@ TEST(sched_clock_turns_unstable)
 		close(fd);
 		return;
 	}
-	/* The old behaviour's horizon: the newest from before the reset. */
-	if (hc.last_ns > pre.ns)
-		pre.ns = hc.last_ns;
+	/*
+	 * The old behaviour's horizon: the newest from before the reset
+	 * (the caller goes on meanwhile: the loop starts right away, since
+	 * only records stamped within the step's size after the reset can
+	 * fall below it).
+	 */
+	pns = __atomic_load_n(&hc.last_ns, __ATOMIC_RELAXED);
+	if (pns > pre.ns)
+		pre.ns = pns;
 
 	/*
 	 * From here on: every record stamped is compared with the newest
@@ -496,6 +516,7 @@ TEST(sched_clock_turns_unstable)
 		if (max_new && below_pre && stamps > 2000)
 			break;
 	}
+	hold_caller_join(_metadata, &hc, thread, hold_ns);
 	ASSERT_EQ(0, pc_info(fd, &info));
 	TH_LOG("%llu records after the mark, %llu below the held horizon (up to %llu ns), %llu below a new-generation horizon; generation %u -> %u",
 	       (unsigned long long)stamps, (unsigned long long)below_pre,
