@@ -501,7 +501,7 @@ static bool perfclock_switch_check(void)
 	if (perfclock.reset_probe && !perfclock_reset_probe_armed()) {
 		perfclock.reset_probe = false;
 		bump = true;
-		pr_warn("kprobes disarmed: sched_clock resets are no longer seen; a run-time TSC mark now ends perf_clock() horizons\n");
+		pr_notice("kprobes disarmed: sched_clock resets are no longer seen; a run-time TSC mark now ends perf_clock() horizons\n");
 	}
 	/* Pairs with the increments in perfclock_reset_entry()/_return(). */
 	seq = atomic_read(&perfclock.reset_seq);
