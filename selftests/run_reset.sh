@@ -10,7 +10,7 @@
 #    backdoor port, no CPUID hypervisor bit): arch/x86/kernel/cpu/vmware.c
 #    detects VMware, fails to read the TSC frequency from QEMU's backdoor
 #    under TCG, and keeps native_sched_clock(): a hypervisor is detected,
-#    yet mark_tsc_unstable() resets sched_clock (issue 29, finding 2);
+#    yet mark_tsc_unstable() resets sched_clock;
 #  - "perfclock_reset_fallback=1" on the kernel command line: the test
 #    disarms kprobes before the reset, and the module must refuse
 #    perf_clock() horizons instead of waiting for it.
