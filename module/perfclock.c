@@ -611,10 +611,13 @@ static struct kretprobe perfclock_reset_krp = {
  */
 static void perfclock_reset_probe_register(void)
 {
-	int ret = -EPERM;
+	int ret;
 
-	if (reset_probe)
-		ret = register_kprobe(&perfclock_reset_kp);
+	if (!reset_probe) {
+		pr_notice("reset_probe=0: a run-time TSC mark will end perf_clock() horizons\n");
+		return;
+	}
+	ret = register_kprobe(&perfclock_reset_kp);
 	if (!ret) {
 		ret = register_kretprobe(&perfclock_reset_krp);
 		if (ret)
