@@ -268,7 +268,8 @@ if want guest || want guest-long; then
 		before=$n
 		collect "$g" "$log/$g.tap"
 		[ $st -eq 0 ] || sed 's/^/# /' "$log/$g.err"
-		guest_results "$g" $st $before "$k"
+		# init's line, the test's 3, run_reset.sh's 3.
+		guest_results "$g" $st $before "$k" 7
 		timed "$g"
 	done
 fi
