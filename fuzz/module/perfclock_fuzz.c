@@ -183,7 +183,9 @@ void check_info(struct ctx *c, const struct perfclock_info *in)
 		violation(c, "page_size %u, not %ld", in->page_size, page_size);
 	if (in->flags & ~(PERFCLOCK_INFO_SCHED_CLOCK_STABLE | PERFCLOCK_INFO_PAGE_TSC_VALID |
 			  PERFCLOCK_INFO_HORIZON | PERFCLOCK_INFO_HORIZON_GENERATION |
-			  PERFCLOCK_INFO_SCHED_CLOCK_PARAVIRT))
+			  PERFCLOCK_INFO_SCHED_CLOCK_PARAVIRT |
+			  PERFCLOCK_INFO_SCHED_CLOCK_RESET_PROBE |
+			  PERFCLOCK_INFO_PERF_HORIZON_REFUSED))
 		violation(c, "info.flags %#x has undefined bits", in->flags);
 	if ((in->flags & PERFCLOCK_INFO_SCHED_CLOCK_STABLE) && in->skew_estimate_ns)
 		violation(c, "stable but skew_estimate_ns %" PRIu64, (uint64_t)in->skew_estimate_ns);
