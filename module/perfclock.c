@@ -426,15 +426,18 @@ MODULE_PARM_DESC(reset_probe,
  * about the hypervisor or the sched_clock in use enters.
  *
  * Entry (perfclock_reset_entry(), after the work's first instruction,
- * before any of its stores): reset_seq turns odd. That runs in int3
+ * before it touches any clock): reset_seq turns odd. That runs in int3
  * context, which x86 enters as an NMI (arch/x86/kernel/traps.c:exc_int3()
  * -> irqentry_nmi_enter()), so it takes no lock: it queues a hard
- * irq_work, which arch_irq_work_raise() sends as a self-IPI, taken as
- * soon as the int3's IRET restores IF (the work runs with irqs on), so
- * long before the work's printk()s and static_branch_disable(); that
- * irq_work runs perfclock_epoch_check(), which starts a generation
- * (dropping the held horizon from the page) and marks the switch
- * pending. Return (perfclock_reset_return(), process context, after
+ * irq_work, which arch_irq_work_raise() sends as a self-IPI, taken once
+ * the int3's IRET restores IF (the work runs with irqs on): in practice
+ * long before the work's printk()s and static_branch_disable(), though
+ * nothing here proves it. That irq_work runs perfclock_epoch_check(),
+ * which starts a generation (dropping the held horizon from the page)
+ * and marks the switch pending. Only how early the held horizon leaves
+ * the page rests on that timing, not the proof below: were it late,
+ * the page would hold the old generation's horizon from the switch to
+ * the return, as after any step the module has not seen yet. Return (perfclock_reset_return(), process context, after
  * static_branch_disable() has returned: its text_poke_bp() batch ends
  * with text_poke_sync(), an IPI to every CPU, so every CPU runs the
  * unstable branch by then): reset_seq turns even, and the check starts
@@ -446,8 +449,9 @@ MODULE_PARM_DESC(reset_probe,
  * reset_seq between them starts a generation, so the sample is dropped.
  * A clock read that the switch affected ran after the text_poke_sync()
  * IPI on its CPU, hence after the entry's increment, which the proof's
- * check then sees. So every perf_clock() horizon of a generation was
- * read wholly before the entry or wholly after the return.
+ * check then sees. So every perf_clock() horizon proven in a
+ * generation was read wholly before the switch took effect or wholly
+ * after the return, and is proven in that same generation.
  *
  * Not optimized, not patched again: kernel/kprobes.c:optimize_kprobe()
  * leaves a probe with a post_handler (the entry's) an int3, so the text
