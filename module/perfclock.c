@@ -437,7 +437,9 @@ MODULE_PARM_DESC(reset_probe,
  * and marks the switch pending. Only how early the held horizon leaves
  * the page rests on that timing, not the proof below: were it late,
  * the page would hold the old generation's horizon from the switch to
- * the return, as after any step the module has not seen yet. Return (perfclock_reset_return(), process context, after
+ * the return, as after any step the module has not seen yet.
+ *
+ * Return (perfclock_reset_return(), process context, after
  * static_branch_disable() has returned: its text_poke_bp() batch ends
  * with text_poke_sync(), an IPI to every CPU, so every CPU runs the
  * unstable branch by then): reset_seq turns even, and the check starts
