@@ -366,6 +366,7 @@ struct perfclock_time {
  */
 #define PERFCLOCK_INFO_SCHED_CLOCK_PARAVIRT	0x00000010U
 /*
+ * (0x20 and 0x40 are left to the device-cost flags of another branch.)
  * The module is told when the kernel resets sched_clock at run time (a
  * kprobe on kernel/sched/clock.c:__sched_clock_work(), armed now): a
  * switch to the unstable regime starts a generation and perf_clock()
@@ -373,7 +374,7 @@ struct perfclock_time {
  * no kprobes, module parameter reset_probe=0, or kprobes disarmed
  * through debugfs since load (then clear for good until reload).
  */
-#define PERFCLOCK_INFO_SCHED_CLOCK_RESET_PROBE	0x00000020U
+#define PERFCLOCK_INFO_SCHED_CLOCK_RESET_PROBE	0x00000080U
 /*
  * The TSC was marked unstable at run time while the module had no
  * reset probe: sched_clock may have been reset unseen, so the module
@@ -381,7 +382,7 @@ struct perfclock_time {
  * (PERFCLOCK_IOC_GET_HORIZON fails with EOPNOTSUPP; the page's
  * PERFCLOCK_PAGE_HORIZON_VALID stays clear). use_clockid horizons go on.
  */
-#define PERFCLOCK_INFO_PERF_HORIZON_REFUSED	0x00000040U
+#define PERFCLOCK_INFO_PERF_HORIZON_REFUSED	0x00000100U
 
 struct perfclock_info {
 	__u32 abi_version;	/* PERFCLOCK_ABI_VERSION */
