@@ -366,7 +366,6 @@ struct perfclock_time {
  */
 #define PERFCLOCK_INFO_SCHED_CLOCK_PARAVIRT	0x00000010U
 /*
- * (0x20 and 0x40 are left to the device-cost flags of another branch.)
  * The module is told when the kernel resets sched_clock at run time (a
  * kprobe on kernel/sched/clock.c:__sched_clock_work(), armed now): a
  * switch to the unstable regime starts a generation and perf_clock()
