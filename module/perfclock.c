@@ -23,7 +23,9 @@
 #include <linux/delay.h>
 #include <linux/fs.h>
 #include <linux/hrtimer.h>
+#include <linux/irq_work.h>
 #include <linux/jiffies.h>
+#include <linux/kprobes.h>
 #include <linux/math64.h>
 #include <linux/miscdevice.h>
 #include <linux/mm.h>
@@ -43,6 +45,7 @@
 #include <linux/clocksource.h>
 #include <asm/hypervisor.h>
 #include <asm/sync_core.h>
+#include <asm/text-patching.h>
 #include <asm/tsc.h>
 #endif
 
@@ -219,8 +222,15 @@ static struct {
 	 */
 	u32 generation;
 	bool tsc_unstable_seen;		/* check_tsc_unstable() was seen true */
-	bool sched_clock_unstable;	/* the kernel's was seen unstable */
-	bool clock_switch_pending;	/* it may still be reset: no horizon */
+	bool sched_clock_unstable;	/* unstable at load, or reset since */
+	bool clock_switch_pending;	/* a reset is under way: no horizon */
+	bool perf_refused;		/* no perf_clock() horizon until reload */
+	bool reset_probe;		/* the reset probe is armed */
+	bool reset_probe_registered;
+	u32 reset_seq_seen;		/* reset_seq at the last check */
+	/* Bumped at __sched_clock_work()'s entry and return: odd between. */
+	atomic_t reset_seq;
+	struct irq_work reset_irq_work;	/* the entry's check, off int3 */
 	ktime_t offs_real;		/* REALTIME - MONOTONIC, last seen */
 	ktime_t offs_tai;		/* TAI - MONOTONIC, last seen */
 	unsigned int set_seq;		/* clock_was_set_seq, last seen */
@@ -374,18 +384,19 @@ static void perfclock_publish(void)
  * perfclock_ioctl.h). A new generation starts whenever a horizon already
  * handed out may be above a record stamped later:
  *
- *  - sched_clock turns unstable at run time. On x86 that happens only
- *    through arch/x86/kernel/tsc.c:mark_tsc_unstable() (or the watchdog's
- *    tsc_cs_mark_unstable()), which sets tsc_unstable, read here through
- *    check_tsc_unstable(), and only then calls
- *    kernel/sched/clock.c:clear_sched_clock_stable(); that queues
- *    __sched_clock_work(), which later sets every CPU's clock to the
- *    GTOD's time (moving it back by however far the GTOD fell behind
- *    sched_clock since boot) and then turns the stable branch off. So
- *    tsc_unstable is set before the reset, and the reset runs some time
- *    after: from the moment tsc_unstable is seen until the reset is seen
- *    done (perfclock_sched_clock_reset_seen()), no perf_clock() horizon
- *    is read or handed out.
+ *  - sched_clock turns unstable at run time. kernel/sched/clock.c:
+ *    clear_sched_clock_stable() (on x86 called by arch/x86/kernel/tsc.c:
+ *    mark_tsc_unstable() and the watchdog's tsc_cs_mark_unstable()
+ *    whenever sched_clock is native_sched_clock(), under a hypervisor
+ *    too) queues __sched_clock_work(). That work sets every CPU's clock
+ *    to the GTOD's time (moving it back by however far the GTOD fell
+ *    behind sched_clock since boot), prints twice, and then turns the
+ *    stable branch off: from there local_clock() restarts from the reset
+ *    clocks. The module is told of both ends of that work (the reset
+ *    probe, below): a generation starts at each, and between them no
+ *    perf_clock() horizon is read or proven. Without the probe, the
+ *    first run-time mark of the TSC seen ends perf_clock() horizons for
+ *    the module's life (perfclock_switch_check()).
  *  - REALTIME or TAI is set backwards: the offset from MONOTONIC to it
  *    shrinks (kernel/time/timekeeping.c: tk_set_wall_to_mono() and
  *    tk_set_tai_offset() keep offs_real and offs_tai;
@@ -404,10 +415,6 @@ static void perfclock_publish(void)
  * generation, so the next horizons restart from a newly proven sample and
  * can be smaller than the last one handed out.
  */
-#ifdef CONFIG_X86_TSC
-static bool perfclock_native_sched_clock(void);
-#endif
-
 static void perfclock_new_generation(void)
 {
 	lockdep_assert_held(&perfclock.lock);
@@ -427,17 +434,155 @@ static unsigned int perfclock_clock_set_seq(void)
 	return snap.clock_was_set_seq;
 }
 
+static bool reset_probe = true;
+module_param(reset_probe, bool, 0444);
+MODULE_PARM_DESC(reset_probe,
+		 "Be told of a run-time sched_clock reset by a kprobe on __sched_clock_work() (default Y); N, or no kprobes: a run-time TSC mark ends perf_clock() horizons until the module is reloaded");
+
+/*
+ * The reset probe: told, not probed. The kernel exports nothing that
+ * says sched_clock stopped being stable (sched_clock_stable() and its
+ * static key are not exported), and watching the clocks for the reset
+ * costs a spin with irqs off for ticks (what this replaced) or sees it
+ * late (a watch of local_clock() - sched_clock() saw it 0.5 to 1.2 s
+ * after the fact in TCG guests). So a kprobe and a kretprobe sit on
+ * kernel/sched/clock.c:__sched_clock_work(): static, but a real function
+ * (DECLARE_WORK() takes its address; "t __sched_clock_work" in the
+ * /proc/kallsyms of Debian's 6.1 and 6.12 guests), run at most once per
+ * boot. It is the only code after boot that lowers a CPU's clock or
+ * turns the stable branch off (sched_clock_init_late() turns it on once,
+ * before any module), whoever called clear_sched_clock_stable(): no guess
+ * about the hypervisor or the sched_clock in use enters.
+ *
+ * Entry (perfclock_reset_entry(), after the work's first instruction,
+ * before it touches any clock): reset_seq turns odd. That runs in int3
+ * context, which x86 enters as an NMI (arch/x86/kernel/traps.c:exc_int3()
+ * -> irqentry_nmi_enter()), so it takes no lock: it queues a hard
+ * irq_work, which arch_irq_work_raise() sends as a self-IPI, taken once
+ * the int3's IRET restores IF (the work runs with irqs on): in practice
+ * long before the work's printk()s and static_branch_disable(), though
+ * nothing here proves it. That irq_work runs perfclock_epoch_check(),
+ * which starts a generation (dropping the held horizon from the page)
+ * and marks the switch pending. Only how early the held horizon leaves
+ * the page rests on that timing, not the proof below: were it late,
+ * the page would hold the old generation's horizon from the switch to
+ * the return, as after any step the module has not seen yet.
+ *
+ * Return (perfclock_reset_return(), process context, after
+ * static_branch_disable() has returned: its text_poke_bp() batch ends
+ * with text_poke_sync(), an IPI to every CPU, so every CPU runs the
+ * unstable branch by then): reset_seq turns even, and the check starts
+ * the next generation and ends the pending state.
+ *
+ * Readers: a perf_clock() sample is begun (perfclock_horizon_begin())
+ * and proven (perfclock_horizon_proven()) under perfclock.lock after a
+ * check; neither happens while reset_seq is odd, and a change of
+ * reset_seq between them starts a generation, so the sample is dropped.
+ * A clock read that the switch affected ran after the text_poke_sync()
+ * IPI on its CPU, hence after the entry's increment, which the proof's
+ * check then sees. So every perf_clock() horizon proven in a
+ * generation was read wholly before the switch took effect or wholly
+ * after the return, and is proven in that same generation.
+ *
+ * Not optimized, not patched again: kernel/kprobes.c:optimize_kprobe()
+ * leaves a probe with a post_handler (the entry's) an int3, so the text
+ * is written at registration and at unregistration only (QEMU's TCG can
+ * run a stale translation of patched text: docs/lessons.md). Being an
+ * int3 is also how a global disarm (debugfs kprobes/enabled = 0, which
+ * sets kernel/kprobes.c's unexported kprobes_all_disarmed) is seen: the
+ * byte at the probed address is the original opcode again
+ * (arch_disarm_kprobe()). Every check looks (perfclock_reset_probe_armed());
+ * a probe found disarmed is dropped for the module's life, with a new
+ * generation, since a reset may have passed unseen.
+ */
+#if defined(CONFIG_X86_TSC) && defined(CONFIG_KRETPROBES)
+static void perfclock_reset_entry(struct kprobe *p, struct pt_regs *regs,
+				  unsigned long flags)
+{
+	/* Before the irq_work's check reads it: the IPI orders them. */
+	atomic_inc(&perfclock.reset_seq);
+	irq_work_queue(&perfclock.reset_irq_work);
+}
+
+static struct kprobe perfclock_reset_kp = {
+	.symbol_name	= "__sched_clock_work",
+	.post_handler	= perfclock_reset_entry,
+};
+
+/* The probe's int3 is in place (see above): it cannot have been missed. */
+static bool perfclock_reset_probe_armed(void)
+{
+	return READ_ONCE(*perfclock_reset_kp.addr) == INT3_INSN_OPCODE;
+}
+#else
+static bool perfclock_reset_probe_armed(void)
+{
+	return false;
+}
+#endif
+
+#ifdef CONFIG_X86_TSC
+/*
+ * The switch part of perfclock_epoch_check(). Returns true when a
+ * generation must start.
+ */
+static bool perfclock_switch_check(void)
+{
+	bool bump = false;
+	u32 seq;
+
+	lockdep_assert_held(&perfclock.lock);
+
+	if (perfclock.reset_probe && !perfclock_reset_probe_armed()) {
+		perfclock.reset_probe = false;
+		bump = true;
+		pr_notice("kprobes disarmed: sched_clock resets are no longer seen; a run-time TSC mark now ends perf_clock() horizons\n");
+	}
+	/* Pairs with the increments in perfclock_reset_entry()/_return(). */
+	seq = atomic_read(&perfclock.reset_seq);
+	if (seq != perfclock.reset_seq_seen) {
+		perfclock.reset_seq_seen = seq;
+		perfclock.clock_switch_pending = seq & 1;
+		if (!(seq & 1))
+			perfclock.sched_clock_unstable = true;
+		bump = true;
+	}
+	if (!perfclock.tsc_unstable_seen && check_tsc_unstable())
+		perfclock.tsc_unstable_seen = true;
+	/*
+	 * No probe: the TSC marked at run time (arch/x86/kernel/tsc.c sets
+	 * tsc_unstable before it calls clear_sched_clock_stable()) may be
+	 * followed by a reset nobody sees, under any hypervisor: no
+	 * perf_clock() horizon from now on. Never a wait: the module has no
+	 * way left to see the reset that ends it.
+	 */
+	if (!perfclock.reset_probe && perfclock.tsc_unstable_seen &&
+	    !perfclock.sched_clock_unstable && !perfclock.perf_refused) {
+		perfclock.perf_refused = true;
+		bump = true;
+		pr_notice("TSC marked unstable with no reset probe: perf_clock() horizons refused until reload\n");
+	}
+	return bump;
+}
+#else
+/* sched_clock switches are followed on x86 only. */
+static bool perfclock_switch_check(void)
+{
+	return false;
+}
+#endif
+
 /*
  * Start a new generation if the clocks changed since the last check.
- * Any context; a clocksource read (ktime_get_snapshot()) and two reads
- * of the timekeeper's offsets.
+ * Any context but NMI; a clocksource read (ktime_get_snapshot()) and two
+ * reads of the timekeeper's offsets.
  * Returns true while no perf_clock() horizon may be read.
  */
 static bool perfclock_epoch_check(void)
 {
 	unsigned int seq;
 	ktime_t real, tai;
-	bool bump = false;
+	bool bump;
 
 	lockdep_assert_held(&perfclock.lock);
 
@@ -448,25 +593,11 @@ static bool perfclock_epoch_check(void)
 	seq = perfclock_clock_set_seq();
 	real = ktime_mono_to_any(0, TK_OFFS_REAL);
 	tai = ktime_mono_to_any(0, TK_OFFS_TAI);
-	if (seq - perfclock.set_seq > 1)
-		bump = true;
+	bump = seq - perfclock.set_seq > 1;
 	perfclock.set_seq = seq;
 
-#ifdef CONFIG_X86_TSC
-	if (!perfclock.tsc_unstable_seen && check_tsc_unstable()) {
-		perfclock.tsc_unstable_seen = true;
-		/*
-		 * mark_tsc_unstable() clears sched_clock_stable only when
-		 * sched_clock is native (using_native_sched_clock()); a
-		 * paravirtual one stays as it is.
-		 */
-		if (!perfclock.sched_clock_unstable &&
-		    perfclock_native_sched_clock()) {
-			perfclock.clock_switch_pending = true;
-			bump = true;
-		}
-	}
-#endif
+	if (perfclock_switch_check())
+		bump = true;
 	if (ktime_before(real, perfclock.offs_real) ||
 	    ktime_before(tai, perfclock.offs_tai))
 		bump = true;
@@ -476,58 +607,113 @@ static bool perfclock_epoch_check(void)
 		perfclock_new_generation();
 		perfclock_publish();
 	}
-	return perfclock.clock_switch_pending;
+	return perfclock.clock_switch_pending || perfclock.perf_refused;
 }
+
+/* The reset probe's checks, outside the probe's own context. */
+static void perfclock_reset_check(void)
+{
+	unsigned long flags;
+
+	raw_spin_lock_irqsave(&perfclock.lock, flags);
+	perfclock_epoch_check();
+	raw_spin_unlock_irqrestore(&perfclock.lock, flags);
+}
+
+static void perfclock_reset_irq_work_fn(struct irq_work *work)
+{
+	perfclock_reset_check();
+}
+
+#if defined(CONFIG_X86_TSC) && defined(CONFIG_KRETPROBES)
+static int perfclock_reset_return(struct kretprobe_instance *ri,
+				  struct pt_regs *regs)
+{
+	atomic_inc(&perfclock.reset_seq);
+	perfclock_reset_check();
+	return 0;
+}
+
+static struct kretprobe perfclock_reset_krp = {
+	.kp.symbol_name	= "__sched_clock_work",
+	.handler	= perfclock_reset_return,
+};
 
 /*
- * Has the kernel's sched_clock turned unstable (__sched_clock_work() has
- * run)? sched_clock_stable() is not exported, so this watches what it
- * selects, on this CPU with irqs off for two ticks. Stable,
- * kernel/sched/clock.c:sched_clock_cpu() returns sched_clock() plus a
- * constant, so local_clock() advances exactly as sched_clock() does.
- * Unstable, sched_clock_local() caps the clock at the GTOD time of this
- * CPU's last sched_clock_tick() plus TICK_NSEC, and no tick runs here
- * with irqs off: local_clock() advances by at most TICK_NSEC while
- * sched_clock() advances by two. Only a remote CPU's sched_clock_remote()
- * can raise this CPU's clock meanwhile, which makes the answer "not yet"
- * (asked again later), never a wrong "yes". Process context; run only
- * while a switch is pending (once per boot at most).
+ * At load, before the device exists. The kprobe first: a kretprobe
+ * alone could be optimized into a jump before the kprobe's post_handler
+ * forbids it, which would patch the text once more.
  */
-static bool perfclock_sched_clock_reset_seen(void)
+static void perfclock_reset_probe_register(void)
 {
-	unsigned long flags;
-	u64 c0, c1, r0, r1;
+	int ret;
 
-	local_irq_save(flags);
-	c0 = local_clock();
-	r0 = sched_clock();
-	do {
-		cpu_relax();
-		r1 = sched_clock();
-	} while (r1 - r0 < 2 * (u64)TICK_NSEC);
-	c1 = local_clock();
-	local_irq_restore(flags);
-
-	return c1 - c0 + TICK_NSEC / 2 < r1 - r0;
+	if (!reset_probe) {
+		pr_notice("reset_probe=0: a run-time TSC mark will end perf_clock() horizons\n");
+		return;
+	}
+	ret = register_kprobe(&perfclock_reset_kp);
+	if (!ret) {
+		ret = register_kretprobe(&perfclock_reset_krp);
+		if (ret)
+			unregister_kprobe(&perfclock_reset_kp);
+	}
+	/* An ftrace-based probe has no int3 to check (and is not expected). */
+	if (!ret && ((perfclock_reset_kp.flags & KPROBE_FLAG_FTRACE) ||
+		     !perfclock_reset_probe_armed())) {
+		unregister_kretprobe(&perfclock_reset_krp);
+		unregister_kprobe(&perfclock_reset_kp);
+		ret = -EOPNOTSUPP;
+	}
+	perfclock.reset_probe = !ret;
+	perfclock.reset_probe_registered = !ret;
+	if (ret)
+		pr_notice("no probe on __sched_clock_work() (%d): a run-time TSC mark will end perf_clock() horizons\n",
+			  ret);
 }
 
-/* A pending switch is over once the reset is seen: horizons resume. */
-static bool perfclock_switch_wait(void)
+static void perfclock_reset_probe_unregister(void)
+{
+	if (!perfclock.reset_probe_registered)
+		return;
+	unregister_kretprobe(&perfclock_reset_krp);
+	unregister_kprobe(&perfclock_reset_kp);
+	/* unregister_kprobe() waited for handlers; an irq_work may remain. */
+	irq_work_sync(&perfclock.reset_irq_work);
+}
+#else
+static void perfclock_reset_probe_register(void)
+{
+	if (IS_ENABLED(CONFIG_X86_TSC))
+		pr_notice("no kretprobes: a run-time TSC mark will end perf_clock() horizons\n");
+}
+
+static void perfclock_reset_probe_unregister(void)
+{
+}
+#endif
+
+/*
+ * Begin a horizon read of the clocks in @mask: the generation it belongs
+ * to in @gen, and in @mask the clocks it may read. perf_clock() is taken
+ * out while a reset is under way and once refused. Returns 0, or when
+ * that leaves nothing, -EAGAIN (a reset is under way: its return ends
+ * it) or -EOPNOTSUPP (refused until reload).
+ */
+static int perfclock_horizon_begin(u32 *mask, u32 *gen)
 {
 	unsigned long flags;
-	bool pending;
+	int ret = 0;
 
 	raw_spin_lock_irqsave(&perfclock.lock, flags);
-	pending = perfclock_epoch_check();
+	if (perfclock_epoch_check() && (*mask & PERFCLOCK_HORIZON_PERF_BIT)) {
+		*mask &= ~PERFCLOCK_HORIZON_PERF_BIT;
+		if (!*mask)
+			ret = perfclock.perf_refused ? -EOPNOTSUPP : -EAGAIN;
+	}
+	*gen = perfclock.generation;
 	raw_spin_unlock_irqrestore(&perfclock.lock, flags);
-	if (!pending || !perfclock_sched_clock_reset_seen())
-		return pending;
-
-	raw_spin_lock_irqsave(&perfclock.lock, flags);
-	perfclock.sched_clock_unstable = true;
-	perfclock.clock_switch_pending = false;
-	raw_spin_unlock_irqrestore(&perfclock.lock, flags);
-	return false;
+	return ret;
 }
 
 /*
@@ -668,9 +854,11 @@ static void perfclock_horizon_read(struct perfclock_horizon_sample *s, u32 mask,
 
 /*
  * @s is proven: put it on the page, unless a new generation began since
- * it was read (then it proves nothing: false is returned and the caller
- * reads again). Within a generation each clock's horizon only moves
- * forward: the larger of two proven horizons is proven.
+ * it was read, or it holds perf_clock() while a sched_clock reset is
+ * under way (then it proves nothing: false is returned and the caller
+ * reads again; the reset's return starts a generation, which drops it).
+ * Within a generation each clock's horizon only moves forward: the
+ * larger of two proven horizons is proven.
  */
 static bool perfclock_horizon_proven(const struct perfclock_horizon_sample *s)
 {
@@ -680,8 +868,8 @@ static bool perfclock_horizon_proven(const struct perfclock_horizon_sample *s)
 	int id;
 
 	raw_spin_lock_irqsave(&perfclock.lock, flags);
-	perfclock_epoch_check();
-	if (s->generation != perfclock.generation) {
+	if ((perfclock_epoch_check() && (s->clockids & PERFCLOCK_HORIZON_PERF_BIT)) ||
+	    s->generation != perfclock.generation) {
 		raw_spin_unlock_irqrestore(&perfclock.lock, flags);
 		return false;
 	}
@@ -757,18 +945,16 @@ static bool perfclock_horizon_update(void)
 {
 	struct perfclock_horizon_sample s, proven;
 	u64 now = ktime_get_ns(), idle_ns;
+	u32 gen, mask = PERFCLOCK_HORIZON_ALL;
 	unsigned int i, n;
-	unsigned long flags;
 	bool found = false;
-	u32 gen;
 
-	/* No horizon while sched_clock may still be reset under us. */
-	if (perfclock_switch_wait())
+	/*
+	 * Before the read: a new generation during it makes it stale. No
+	 * perf_clock() while sched_clock is being reset under us.
+	 */
+	if (perfclock_horizon_begin(&mask, &gen))
 		return false;
-	/* Before the read: a new generation during it makes it stale. */
-	raw_spin_lock_irqsave(&perfclock.lock, flags);
-	gen = perfclock.generation;
-	raw_spin_unlock_irqrestore(&perfclock.lock, flags);
 
 	/* Samples of an older generation prove nothing. */
 	for (i = n = 0; i < perfclock.npending; i++)
@@ -776,7 +962,7 @@ static bool perfclock_horizon_update(void)
 			perfclock.pending[n++] = perfclock.pending[i];
 	perfclock.npending = n;
 
-	perfclock_horizon_read(&s, PERFCLOCK_HORIZON_ALL, gen);
+	perfclock_horizon_read(&s, mask, gen);
 	idle_ns = (u64)READ_ONCE(horizon_gp_idle_ms) * NSEC_PER_MSEC;
 	if (READ_ONCE(horizon_expedited)) {
 		s.cookie = start_poll_synchronize_rcu_expedited();
@@ -1427,18 +1613,25 @@ static long perfclock_ioctl_get_horizon(struct perfclock_horizon __user *uh)
 
 	t0 = ktime_get_ns();
 	do {
-		unsigned long flags;
-		u32 gen;
+		u32 gen, m;
+		int err;
 
-		/* No perf_clock() horizon while a switch is pending. */
-		while ((mask & PERFCLOCK_HORIZON_PERF_BIT) &&
-		       perfclock_switch_wait())
+		/*
+		 * No perf_clock() horizon while sched_clock is being reset
+		 * (__sched_clock_work() runs for milliseconds: sleep, irqs
+		 * on), none at all once refused.
+		 */
+		for (;;) {
+			m = mask;	/* one clock: left as it is, or an error */
+			err = perfclock_horizon_begin(&m, &gen);
+			if (err != -EAGAIN)
+				break;
 			/* Nothing done yet: a handled signal restarts the call. */
 			if (msleep_interruptible(jiffies_to_msecs(1)))
 				return -ERESTARTSYS;
-		raw_spin_lock_irqsave(&perfclock.lock, flags);
-		gen = perfclock.generation;
-		raw_spin_unlock_irqrestore(&perfclock.lock, flags);
+		}
+		if (err)
+			return err;
 
 		perfclock_horizon_read(&s, mask, gen);
 		/*
@@ -1489,6 +1682,12 @@ static noinline_for_stack long perfclock_ioctl_get_info(void __user *uarg)
 #endif
 
 	raw_spin_lock_irqsave(&perfclock.lock, flags);
+	/* The reset probe's state as of now (a disarm is seen here). */
+	perfclock_epoch_check();
+	if (perfclock.reset_probe)
+		info.flags |= PERFCLOCK_INFO_SCHED_CLOCK_RESET_PROBE;
+	if (perfclock.perf_refused)
+		info.flags |= PERFCLOCK_INFO_PERF_HORIZON_REFUSED;
 	if (perfclock.stable)
 		info.flags |= PERFCLOCK_INFO_SCHED_CLOCK_STABLE;
 	if (perfclock.tsc_valid)
@@ -1631,6 +1830,8 @@ static int __init perfclock_init(void)
 	init_waitqueue_head(&perfclock.gp_wq);
 	INIT_WORK(&perfclock.revalidate_work, perfclock_revalidate_work);
 	INIT_WORK(&perfclock.horizon_work, perfclock_horizon_work_fn);
+	/* Hard: on PREEMPT_RT too it runs as the int3 returns (the reset probe). */
+	perfclock.reset_irq_work = IRQ_WORK_INIT_HARD(perfclock_reset_irq_work_fn);
 	perfclock.period = ns_to_ktime((u64)update_period_us * NSEC_PER_USEC);
 	perfclock.lateness_window = ktime_get();
 	perfclock.generation = 1;
@@ -1643,17 +1844,14 @@ static int __init perfclock_init(void)
 	 * stable. A TSC marked unstable during boot (the SMP bring-up's
 	 * sync check, the unstable regime) is seen by
 	 * kernel/sched/clock.c:sched_clock_init_late() before it would set
-	 * sched_clock stable, so there is no reset to come; a mark after
+	 * sched_clock stable, so there is no reset to come. A mark after
 	 * boot queues __sched_clock_work() (clear_sched_clock_stable() ->
-	 * __clear_sched_clock_stable()), which runs as soon as a worker
-	 * does. So this is not asked of perfclock_sched_clock_reset_seen():
-	 * its answer is "not yet" whenever another CPU raises this one's
-	 * clock during the probe (a remote wakeup's update_rq_clock()), and
-	 * a "not yet" here withheld every perf_clock() horizon until a probe
-	 * succeeded, which under a cross-CPU load may be never: a demo guest
-	 * in CI blocked in GET_HORIZON for its whole 900 s. What is left
-	 * open, a module loaded between a run-time mark and the reset work,
-	 * is in the header's "Not covered".
+	 * __clear_sched_clock_stable()), which runs when a worker does:
+	 * with the reset probe, registered below before that work can run
+	 * unseen (unless it is running at that very moment), the module
+	 * is told of it whenever it runs; without, a module loaded between
+	 * the mark and the work takes sched_clock as already switched (the
+	 * header's "Not covered").
 	 */
 	perfclock.sched_clock_unstable = check_tsc_unstable();
 #endif
@@ -1683,10 +1881,13 @@ static int __init perfclock_init(void)
 	perfclock_revalidate();
 	mutex_unlock(&perfclock.mutex);
 
+	/* Before the device: every horizon handed out is covered by it. */
+	perfclock_reset_probe_register();
+
 	perfclock_misc.mode = mode;
 	ret = misc_register(&perfclock_misc);
 	if (ret)
-		goto remove_hp_state;
+		goto unregister_reset_probe;
 
 	raw_spin_lock_irqsave(&perfclock.lock, flags);
 	stable = perfclock.stable;
@@ -1699,7 +1900,8 @@ static int __init perfclock_init(void)
 		perfclock.measured_skew_ns);
 	return 0;
 
-remove_hp_state:
+unregister_reset_probe:
+	perfclock_reset_probe_unregister();
 	cpuhp_remove_state_nocalls(perfclock.hp_state);
 free_page:
 	cancel_work_sync(&perfclock.revalidate_work);
@@ -1710,6 +1912,7 @@ free_page:
 static void __exit perfclock_exit(void)
 {
 	misc_deregister(&perfclock_misc);
+	perfclock_reset_probe_unregister();
 	cpuhp_remove_state_nocalls(perfclock.hp_state);
 	/* No file is open (the module is pinned while one is): the timer is off. */
 	hrtimer_cancel(&perfclock.timer);

@@ -178,24 +178,32 @@
  *    holding the old generation's horizon can meet records stamped after
  *    the step below it. Nothing in the kernel notifies a module of either
  *    step as it happens.
- *  - sched_clock turning unstable is detected on x86 only (below).
- *  - ... and not in a guest whose sched_clock is native (a KVM guest
- *    booted with no-kvmclock, ACRN, Jailhouse): mark_tsc_unstable()
- *    clears sched_clock_stable there, but module/perfclock.c:
- *    perfclock_native_sched_clock() is false under every hypervisor,
- *    so no generation starts at the reset. Flagged:
- *    PERFCLOCK_INFO_SCHED_CLOCK_PARAVIRT is set in every guest.
- *  - A module loaded after the TSC was marked unstable at run time but
- *    before kernel/sched/clock.c:__sched_clock_work() has reset the
- *    clocks (the work is queued at the mark and runs when a worker
- *    does): the module takes sched_clock as already switched, and a
- *    horizon it hands out in that window can be above records stamped
- *    after the reset.
- *  - Liveness: after a run-time switch, perf_clock() horizons resume
- *    only once the module's probe sees the reset done
- *    (module/perfclock.c: perfclock_sched_clock_reset_seen()); under
- *    a load that keeps raising this CPU's clock from others that can
- *    take long, and GET_HORIZON waits meanwhile (interruptibly).
+ *  - sched_clock turning unstable is followed on x86 only (below).
+ *  - The reset probe (Generations, below) misses a reset in two cases,
+ *    both flagged by PERFCLOCK_INFO_SCHED_CLOCK_RESET_PROBE where they
+ *    can be seen: kprobes disarmed and armed again through debugfs
+ *    (kernel/kprobes.c: disarm_all_kprobes(), arm_all_kprobes(); the
+ *    kprobes_all_disarmed flag is not exported) with a reset between,
+ *    all between two of the module's checks, which look for the
+ *    probe's int3 (every update period while a file has the device
+ *    open; while none has, until the next open or ioctl); and a reset
+ *    work already running when the module registers its probe (a mark
+ *    racing the load by microseconds).
+ *  - Without the reset probe (no kprobes, module parameter
+ *    reset_probe=0, or found disarmed), the first run-time TSC mark
+ *    the module sees ends perf_clock() horizons until it is reloaded
+ *    (PERFCLOCK_INFO_PERF_HORIZON_REFUSED, GET_HORIZON EOPNOTSUPP),
+ *    under any hypervisor too: a reset it can no longer see may follow.
+ *    Left open there: a module loaded after a run-time mark but before
+ *    kernel/sched/clock.c:__sched_clock_work() has reset the clocks
+ *    (the work is queued at the mark and runs when a worker does)
+ *    takes sched_clock as already switched, and a horizon it hands out
+ *    in that window can be above records stamped after the reset.
+ *  - Liveness: while __sched_clock_work() runs (its two printk()s and
+ *    static_branch_disable(), milliseconds), GET_HORIZON for
+ *    perf_clock() sleeps in 1-jiffy steps with irqs on, and the page
+ *    offers no perf_clock() horizon; both resume at its return. The
+ *    module never spins waiting for it.
  *
  * Rests on:
  *  - A perf_clock() horizon assumes the kernel's own claim that a stable
@@ -272,10 +280,14 @@
  *    the GTOD fell behind the TSC since boot, plus the time its two
  *    printk()s take (the clocks are reset before them and the stable
  *    branch turned off after: meanwhile local_clock() runs on from the
- *    TSC, then restarts at the reset value). The module bumps when it
- *    sees check_tsc_unstable(), then hands out no perf_clock() horizon
- *    until it has seen the reset done (module/perfclock.c:
- *    perfclock_sched_clock_reset_seen()).
+ *    TSC, then restarts at the reset value). The module is told: a
+ *    kprobe and a kretprobe on __sched_clock_work() (module/perfclock.c,
+ *    "The reset probe") start a generation at the work's entry and
+ *    another at its return, and no perf_clock() horizon is read or
+ *    proven between them. That holds whoever cleared sched_clock_stable
+ *    and whatever the hypervisor (a guest with a native sched_clock:
+ *    KVM with no-kvmclock, ACRN, Jailhouse, VMware without its TSC
+ *    frequency), with no guess at which sched_clock is in use.
  *  - REALTIME or TAI is set backwards (the offset from MONOTONIC
  *    shrinks). A forward set bumps nothing.
  * After a bump every held horizon is dropped: horizon values restart from
@@ -394,6 +406,23 @@ struct perfclock_time {
  * reserved, and zero, before).
  */
 #define PERFCLOCK_INFO_COUNTERS			0x00000040U
+/*
+ * The module is told when the kernel resets sched_clock at run time (a
+ * kprobe on kernel/sched/clock.c:__sched_clock_work(), armed now): a
+ * switch to the unstable regime starts a generation and perf_clock()
+ * horizons resume after it (THE FLUSH HORIZON, "Generations"). Clear:
+ * no kprobes, module parameter reset_probe=0, or kprobes disarmed
+ * through debugfs since load (then clear for good until reload).
+ */
+#define PERFCLOCK_INFO_SCHED_CLOCK_RESET_PROBE	0x00000080U
+/*
+ * The TSC was marked unstable at run time while the module had no
+ * reset probe: sched_clock may have been reset unseen, so the module
+ * hands out no perf_clock() horizon until it is reloaded
+ * (PERFCLOCK_IOC_GET_HORIZON fails with EOPNOTSUPP; the page's
+ * PERFCLOCK_PAGE_HORIZON_VALID stays clear). use_clockid horizons go on.
+ */
+#define PERFCLOCK_INFO_PERF_HORIZON_REFUSED	0x00000100U
 
 struct perfclock_info {
 	__u32 abi_version;	/* PERFCLOCK_ABI_VERSION */

@@ -25,13 +25,18 @@
 #                 user/tests/test_{module,ring_real}.c; but for
 #                 guest-long's one), and overcommit-KERNEL-REGIME,
 #                 selftests/run_overcommit.sh in an 8-vCPU guest
+#                 (both regimes); and reset-vmware-KERNEL on the newest
+#                 kernel: the sched_clock reset in a guest that looks
+#                 like VMware (selftests/run_reset.sh)
 # What `make check` leaves out to stay under ten minutes on a new 2-core
 # machine, `make check-kernels` runs (section long, in .ci/run):
 #   guest-long    when there are two kernels or more, the first kernel's
 #                 (6.1's) selftest guest in the unstable regime, the most
 #                 expensive guest, and its two overcommit guests; the
 #                 unstable regime and the overcommit guests run in make
-#                 check on 6.12
+#                 check on 6.12; reset-fallback-KERNEL (the first
+#                 kernel): the VMware-looking guest with kprobes disarmed
+#                 before the reset
 #   demo-guest    scripts/check-demo.sh guest: demo_flush in a guest per
 #                 regime, on the first kernel
 #   vm            scripts/vm.sh's own behaviour: --silence-timeout stops a
@@ -228,6 +233,44 @@ if want guest || want guest-long; then
 			guest_results "$g" $st $before "$k"
 			timed "$g"
 		done
+	done
+fi
+
+if want guest || want guest-long; then
+	# The run-time sched_clock reset where a hypervisor is detected yet
+	# sched_clock is native (the module used to miss it): QEMU made to look like
+	# VMware (selftests/run_reset.sh says how), payload run_reset.sh
+	# (perfclock_generation_test alone, about 50 s a boot). The newest
+	# kernel's in guest; in guest-long, the same with kprobes disarmed
+	# before the reset, where the module must refuse perf_clock()
+	# horizons rather than wait (the first kernel's).
+	vmware=(--cpu 'max,-hypervisor' --qemu-arg -machine --qemu-arg 'pc,vmport=on'
+		--qemu-arg -smbios --qemu-arg 'type=1,serial=VMware-perfclock')
+	for mode in vmware fallback; do
+		if [ $mode = vmware ]; then
+			i=$(( ${#kvers[@]} - 1 ))
+			want guest || continue
+		else
+			i=0
+			want guest-long || continue
+		fi
+		k=${kvers[$i]}
+		p=build/guest/payload-reset-$k
+		rm -rf "$p" && mkdir -p "$p"
+		cp build/selftests/perfclock_generation_test "build/kernels/$k"/*.ko "$p/"
+		cp build/selftests/run_reset.sh "$p/run.sh"
+		extra=()
+		[ $mode = fallback ] && extra=(--append perfclock_reset_fallback=1)
+		g=reset-$mode-${klabels[$i]}
+		boot stable "build/guest/$g" --kernel "/boot/vmlinuz-$k" --payload "$p" \
+			"${vmware[@]}" "${extra[@]}" > "$log/$g.tap" 2> "$log/$g.err"
+		st=$?
+		before=$n
+		collect "$g" "$log/$g.tap"
+		[ $st -eq 0 ] || sed 's/^/# /' "$log/$g.err"
+		# init's line, the test's 3, run_reset.sh's 3.
+		guest_results "$g" $st $before "$k" 7
+		timed "$g"
 	done
 fi
 

@@ -7,7 +7,7 @@
 #                 [--append "EXTRA CMDLINE"] [--smp 4] [--mem 1024]
 #                 [--timeout 900] [--boot-timeout 300] [--silence-timeout 0]
 #                 [--modules-from /lib/modules/KVER] [--extra-root DIR]
-#                 [--hold-events "EVENT..."]
+#                 [--hold-events "EVENT..."] [--cpu MODEL] [--qemu-arg ARG]...
 #
 # The checks do not call it directly: boot() in scripts/vm-lib.sh does,
 # with the command line of the clock regime, and boots once more a guest
@@ -50,6 +50,12 @@
 #                   passes its list. Built with the host's cc on first use.
 #   --modules-from  a /lib/modules/KVER tree; its msr.ko (.ko or .ko.xz) is
 #                   copied, uncompressed, to /payload/extra/msr.ko
+#   --cpu           QEMU's -cpu (default max)
+#   --qemu-arg      one more QEMU argument (may be repeated), e.g. the
+#                   VMware-looking guest of scripts/check.sh: --cpu
+#                   max,-hypervisor --qemu-arg -machine --qemu-arg
+#                   pc,vmport=on --qemu-arg -smbios --qemu-arg
+#                   type=1,serial=VMware-perfclock
 #   --extra-root    a directory copied over the guest's root file system, so
 #                   its files land at the same paths in the guest (e.g.
 #                   DIR/lib/modules/KVER/updates/dkms/perfclock.ko and
@@ -98,7 +104,7 @@ die_usage() {
 }
 
 kernel='' payload='' out='' regime='' append='' modules_from='' extra_root='' hold_events=''
-smp=4 mem=1024 timeout_s=900 boot_timeout_s=300 silence_s=0
+smp=4 mem=1024 timeout_s=900 boot_timeout_s=300 silence_s=0 cpu=max qemu_args=()
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--kernel)       [ $# -ge 2 ] || die_usage "$1 needs a value"; kernel=$2; shift 2 ;;
@@ -114,6 +120,8 @@ while [ $# -gt 0 ]; do
 	--modules-from) [ $# -ge 2 ] || die_usage "$1 needs a value"; modules_from=$2; shift 2 ;;
 	--extra-root)   [ $# -ge 2 ] || die_usage "$1 needs a value"; extra_root=$2; shift 2 ;;
 	--hold-events)  [ $# -ge 2 ] || die_usage "$1 needs a value"; hold_events=$2; shift 2 ;;
+	--cpu)          [ $# -ge 2 ] || die_usage "$1 needs a value"; cpu=$2; shift 2 ;;
+	--qemu-arg)     [ $# -ge 2 ] || die_usage "$1 needs a value"; qemu_args+=("$2"); shift 2 ;;
 	-h|--help)      die_usage ;;
 	*)              die_usage "unknown argument: $1" ;;
 	esac
@@ -314,7 +322,7 @@ qemu_rc=0
 # terminal. timeout -k: SIGTERM first, SIGKILL 5 s later if QEMU hangs.
 timeout -k 5 "$timeout_s" qemu-system-x86_64 \
 	-nodefaults -no-user-config \
-	-accel tcg,thread=multi -cpu max -smp "$smp" -m "$mem" \
+	-accel tcg,thread=multi -cpu "$cpu" -smp "$smp" -m "$mem" "${qemu_args[@]}" \
 	-nographic -display none -monitor none -no-reboot \
 	-kernel "$kernel" -initrd "$initrd" -append "$cmdline" \
 	-serial "file:$console_log" -serial "file:$payload_log" \

@@ -9,14 +9,32 @@
  *
  *  - realtime_set_backward: CLOCK_REALTIME set 2 s back (clock_settime)
  *    while a REALTIME horizon is held. Both regimes.
+ *  - reset_probe_disarm_seen: kprobes disarmed through debugfs are seen
+ *    (PERFCLOCK_INFO_SCHED_CLOCK_RESET_PROBE clears, a generation
+ *    starts); a reload arms the probe again.
  *  - sched_clock_turns_unstable: the stable regime only, and last (the
  *    TSC stays unstable for the rest of the boot). The GTOD is first run
  *    10% slow for a few seconds (adjtimex ADJ_TICK), so that it falls
  *    behind sched_clock; then perfclock_mark_tsc_unstable.ko marks the
  *    TSC unstable, and kernel/sched/clock.c:__sched_clock_work() resets
  *    every CPU's clock from the GTOD: perf_clock() steps back by the lag.
+ *    The mark is made by a SCHED_FIFO thread, and the test module keeps
+ *    that CPU HOLD_MS after it, so that the reset work queued there
+ *    waits: meanwhile
+ *    another thread calls GET_HORIZON on another CPU, and the CPU time
+ *    it burns in those calls must stay a small part of the hold (the
+ *    module used to spin there with irqs off for two ticks per try).
+ *    Also run where sched_clock is native under a detected hypervisor
+ *    (QEMU with the VMware backdoor and a "VMware" DMI serial: see
+ *    scripts/check.sh), where the module cannot prove sched_clock stable
+ *    and takes the kernel's log for it. PERFCLOCK_RESET_FALLBACK=1: the
+ *    hold thread first disarms kprobes, and the module must then refuse
+ *    perf_clock() horizons (EOPNOTSUPP) rather than wait for a reset it
+ *    can no longer see. The same is expected on a kernel without
+ *    kprobes (the debug guest's), where the module has no probe.
  */
 #define _GNU_SOURCE
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +47,9 @@
 
 #define SLOW_SECONDS	5	/* at 10% slow: the GTOD falls 500 ms behind */
 #define WAIT_SECONDS	20
+/* The reset work waits this long; under RT throttling's 950 ms per s. */
+#define HOLD_MS		400
+#define KPROBES_ENABLED	"/sys/kernel/debug/kprobes/enabled"
 
 static uint64_t ts_ns(clockid_t id)
 {
@@ -83,6 +104,42 @@ static int stamp(struct pc_comm_ring *r, uint64_t *ts)
 	return 0;
 }
 
+static int module_reload(const char *params)
+{
+	const char *ko = getenv("PERFCLOCK_KO");
+	int fd, ret;
+
+	if (syscall(SYS_delete_module, "perfclock", O_NONBLOCK))
+		return -errno;
+	fd = open(ko ? ko : "/payload/perfclock.ko", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	ret = syscall(SYS_finit_module, fd, params, 0) ? -errno : 0;
+	close(fd);
+	return ret;
+}
+
+/* Whether a kernel log record (from boot on: /dev/kmsg) contains @s. */
+static int kmsg_has(const char *s)
+{
+	char rec[2048];
+	int fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	ssize_t n;
+	int found = 0;
+
+	if (fd < 0)
+		return 0;
+	while ((n = read(fd, rec, sizeof(rec) - 1)) > 0 || (n < 0 && errno == EPIPE)) {
+		if (n <= 0)
+			continue;	/* EPIPE: overwritten records, go on */
+		rec[n] = 0;
+		if (strstr(rec, s))
+			found = 1;
+	}
+	close(fd);
+	return found;
+}
+
 TEST(realtime_set_backward)
 {
 	struct perfclock_horizon h0, h1, h2;
@@ -132,11 +189,192 @@ TEST(realtime_set_backward)
 	close(fd);
 }
 
+/*
+ * A global kprobes disarm (debugfs) is seen: the module can no longer
+ * be told of a sched_clock reset, says so, and starts a generation (a
+ * reset may have passed unseen). Re-arming does not bring the probe
+ * back (it could have missed one meanwhile); a reload does.
+ */
+TEST(reset_probe_disarm_seen)
+{
+	struct perfclock_horizon h0, h1;
+	struct perfclock_info info;
+	int fd;
+
+	if (geteuid())
+		SKIP(return, "needs root (debugfs, finit_module)");
+	if (access(KPROBES_ENABLED, W_OK))
+		SKIP(return, "%s: %s", KPROBES_ENABLED, strerror(errno));
+	fd = pc_open(O_RDONLY);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, pc_info(fd, &info));
+	ASSERT_TRUE(info.flags & PERFCLOCK_INFO_SCHED_CLOCK_RESET_PROBE)
+		TH_LOG("the module has no armed reset probe (dmesg says why)");
+	ASSERT_EQ(0, get_horizon(fd, PERFCLOCK_HORIZON_PERF_CLOCK, &h0));
+
+	ASSERT_EQ(0, pc_write_file(KPROBES_ENABLED, "0"));
+	EXPECT_EQ(0, pc_info(fd, &info));
+	EXPECT_FALSE(info.flags & PERFCLOCK_INFO_SCHED_CLOCK_RESET_PROBE);
+	EXPECT_FALSE(info.flags & PERFCLOCK_INFO_PERF_HORIZON_REFUSED)
+		TH_LOG("refused with no TSC mark");
+	/* No mark: perf_clock() horizons go on, in a new generation. */
+	EXPECT_EQ(0, get_horizon(fd, PERFCLOCK_HORIZON_PERF_CLOCK, &h1));
+	EXPECT_LT(h0.generation, h1.generation);
+	ASSERT_EQ(0, pc_write_file(KPROBES_ENABLED, "1"));
+	EXPECT_EQ(0, pc_info(fd, &info));
+	EXPECT_FALSE(info.flags & PERFCLOCK_INFO_SCHED_CLOCK_RESET_PROBE)
+		TH_LOG("a probe found disarmed once is not trusted again");
+	close(fd);
+
+	ASSERT_EQ(0, module_reload(""));
+	fd = pc_open(O_RDONLY);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, pc_info(fd, &info));
+	EXPECT_TRUE(info.flags & PERFCLOCK_INFO_SCHED_CLOCK_RESET_PROBE);
+	close(fd);
+}
+
 static int set_tick(long tick)
 {
 	struct timex tx = { .modes = ADJ_TICK, .tick = tick };
 
 	return adjtimex(&tx) < 0 ? -errno : 0;
+}
+
+/* GET_HORIZON on another CPU while the reset work is held off. */
+struct hold_caller {
+	int fd, cpu, fallback;		/* fallback: expect refusal */
+	int disarm;			/* disarm kprobes first */
+	int ready;			/* set by it: pinned, log open */
+	int marked, stop;		/* set by the holder */
+	uint32_t gen0;			/* the generation before the mark */
+	const char *failed;		/* what failed, with errno in err */
+	int err, refused;		/* refused: EOPNOTSUPP seen */
+	uint32_t flags;			/* GET_INFO's, after the disarm */
+	uint64_t calls, cpu_ns;		/* CPU time in GET_HORIZON */
+	uint64_t last_ns;		/* the newest horizon of gen0 */
+	/* Calls begun after the mark, ended before the reset, in gen0. */
+	uint64_t held_calls;
+	int kmsg, mark_seen, reset_seen;
+};
+
+/* The kernel log's news: the mark, and __sched_clock_work()'s printk. */
+static void watch_kmsg(struct hold_caller *c)
+{
+	char rec[1024];
+	ssize_t n;
+
+	while ((n = read(c->kmsg, rec, sizeof(rec) - 1)) > 0 ||
+	       (n < 0 && errno == EPIPE)) {
+		if (n <= 0)
+			continue;
+		rec[n] = 0;
+		if (strstr(rec, "Marking TSC unstable due to perfclock selftest"))
+			c->mark_seen = 1;
+		if (strstr(rec, "sched_clock: Marking unstable"))
+			__atomic_store_n(&c->reset_seen, 1, __ATOMIC_RELEASE);
+	}
+}
+
+static void *hold_caller_fn(void *arg)
+{
+	struct hold_caller *c = arg;
+	struct perfclock_horizon h;
+	struct perfclock_info info;
+	uint64_t c0;
+	int ret, after_mark, before_reset;
+
+	c->failed = "pin";
+	if (pc_pin(c->cpu))
+		goto fail;
+	c->failed = "/dev/kmsg";
+	c->kmsg = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (c->kmsg < 0 || lseek(c->kmsg, 0, SEEK_END) < 0)
+		goto fail;
+	c->failed = NULL;
+	__atomic_store_n(&c->ready, 1, __ATOMIC_RELEASE);
+	while (!__atomic_load_n(&c->marked, __ATOMIC_ACQUIRE))
+		sched_yield();
+	if (c->disarm) {
+		c->failed = "disarm kprobes";
+		if (pc_write_file(KPROBES_ENABLED, "0"))
+			goto fail;
+		c->failed = "GET_INFO";
+		if (pc_info(c->fd, &info))
+			goto fail;
+		c->flags = info.flags;
+	}
+	c->failed = NULL;
+	while (!__atomic_load_n(&c->stop, __ATOMIC_ACQUIRE)) {
+		watch_kmsg(c);
+		after_mark = c->mark_seen;
+		before_reset = !c->reset_seen;
+		c0 = ts_ns(CLOCK_THREAD_CPUTIME_ID);
+		ret = get_horizon(c->fd, PERFCLOCK_HORIZON_PERF_CLOCK, &h);
+		/* Calls begun before the reset: after it the CPU clock stalls. */
+		if (before_reset) {
+			c->cpu_ns += ts_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
+			c->calls++;
+		}
+
+		if (ret == -EOPNOTSUPP) {
+			c->refused = 1;
+			usleep(1000);
+			continue;
+		}
+		if (ret) {
+			c->failed = "GET_HORIZON";
+			goto fail;
+		}
+		watch_kmsg(c);
+		if (h.generation != c->gen0 || c->reset_seen)
+			continue;
+		if (h.ns > c->last_ns)
+			__atomic_store_n(&c->last_ns, h.ns, __ATOMIC_RELAXED);
+		if (after_mark)
+			c->held_calls++;
+	}
+	close(c->kmsg);
+	if (c->disarm && pc_write_file(KPROBES_ENABLED, "1")) {
+		c->failed = "re-arm kprobes";
+		goto fail;
+	}
+	return NULL;
+fail:
+	c->err = errno;
+	__atomic_store_n(&c->ready, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/*
+ * Stop the caller once the reset is in the log (up to 2 s), and judge
+ * what it saw while the reset was held off.
+ */
+static void hold_caller_join(struct __test_metadata *_metadata,
+			     struct hold_caller *hc, pthread_t thread,
+			     uint64_t hold_ns)
+{
+	int i;
+
+	for (i = 0; i < 200 && !__atomic_load_n(&hc->reset_seen, __ATOMIC_ACQUIRE); i++)
+		usleep(10000);
+	__atomic_store_n(&hc->stop, 1, __ATOMIC_RELEASE);
+	ASSERT_EQ(0, pthread_join(thread, NULL));
+	TH_LOG("mark and hold %llu ms: %llu GET_HORIZON calls on CPU %d begun before the reset used %llu us of CPU, %llu of them begun after the mark and returned before the reset",
+	       (unsigned long long)(hold_ns / 1000000),
+	       (unsigned long long)hc->calls, hc->cpu,
+	       (unsigned long long)(hc->cpu_ns / 1000),
+	       (unsigned long long)hc->held_calls);
+	ASSERT_EQ(NULL, hc->failed) TH_LOG("hold thread: %s: %s", hc->failed, strerror(hc->err));
+	/*
+	 * No spin: a try used to keep irqs off for 2 ticks, and try again
+	 * 1 ms later, for as long as the reset was pending.
+	 */
+	EXPECT_LT(hc->cpu_ns, HOLD_MS * 1000000ULL / 4);
+	EXPECT_TRUE(hc->mark_seen && hc->reset_seen);
+	/* A reset queued but not run holds up no horizon. */
+	if (!hc->fallback)
+		EXPECT_LT(0, hc->held_calls);
 }
 
 TEST(sched_clock_turns_unstable)
@@ -147,9 +385,13 @@ TEST(sched_clock_turns_unstable)
 	const struct perfclock_page *pg;
 	struct pc_comm_ring ring;
 	struct timex tx = { .modes = 0 };
+	struct sched_param sp = { .sched_priority = 1 };
+	struct hold_caller hc = { .fallback = !!getenv("PERFCLOCK_RESET_FALLBACK") };
+	pthread_t thread;
 	uint64_t t, deadline, pns, max_new = 0, below_pre = 0, bad = 0;
-	uint64_t stamps = 0, worst_back = 0;
+	uint64_t stamps = 0, worst_back = 0, t_mark, hold_ns;
 	uint32_t pgen;
+	char params[32];
 	int fd, kfd, cpus[CPU_SETSIZE], ncpu, i, valid;
 
 	if (geteuid())
@@ -163,12 +405,34 @@ TEST(sched_clock_turns_unstable)
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, pc_info(fd, &info));
 	ASSERT_TRUE(info.flags & PERFCLOCK_INFO_HORIZON_GENERATION);
-	if (!(info.flags & PERFCLOCK_INFO_SCHED_CLOCK_STABLE))
+	/*
+	 * Under a detected hypervisor the module cannot prove sched_clock
+	 * stable (it refuses the TSC model there), though it may be: the
+	 * kernel's log of sched_clock_init_late() says.
+	 */
+	if (!(info.flags & PERFCLOCK_INFO_SCHED_CLOCK_STABLE) &&
+	    (!(info.flags & PERFCLOCK_INFO_SCHED_CLOCK_PARAVIRT) ||
+	     !kmsg_has("sched_clock: Marking stable") ||
+	     kmsg_has("sched_clock: Marking unstable")))
 		SKIP(return, "sched_clock is not stable here: nothing to turn unstable");
+	if (info.flags & PERFCLOCK_INFO_SCHED_CLOCK_PARAVIRT)
+		TH_LOG("hypervisor detected, sched_clock native and stable (kernel log)");
+	/*
+	 * No probe (a kernel without kprobes: reset_probe_disarm_seen
+	 * checks a kernel with them has one): the refusal is what to test.
+	 */
+	if (!(info.flags & PERFCLOCK_INFO_SCHED_CLOCK_RESET_PROBE)) {
+		hc.fallback = 1;
+		TH_LOG("no reset probe: perf_clock() horizons must be refused after the mark");
+	} else if (hc.fallback) {
+		if (access(KPROBES_ENABLED, W_OK))
+			SKIP(return, "%s: %s", KPROBES_ENABLED, strerror(errno));
+		hc.disarm = 1;
+	}
 	pg = pc_map(fd);
 	ASSERT_NE(NULL, pg);
 	ncpu = pc_cpus(cpus, CPU_SETSIZE);
-	ASSERT_LT(0, ncpu);
+	ASSERT_LT(1, ncpu) TH_LOG("the hold needs two CPUs");
 	ASSERT_EQ(0, pc_comm_ring_open(&ring, -1));
 
 	/* Let the GTOD fall behind sched_clock (which is the raw TSC). */
@@ -178,9 +442,66 @@ TEST(sched_clock_turns_unstable)
 	ASSERT_EQ(0, set_tick(tx.tick));
 
 	ASSERT_EQ(0, get_horizon(fd, PERFCLOCK_HORIZON_PERF_CLOCK, &pre));
-	ASSERT_EQ(0, syscall(SYS_finit_module, kfd, "", 0))
+	hc.fd = fd;
+	hc.cpu = cpus[1];
+	hc.gen0 = pre.generation;
+	ASSERT_EQ(0, pthread_create(&thread, NULL, hold_caller_fn, &hc));
+	/* On its CPU before this one is taken. */
+	while (!__atomic_load_n(&hc.ready, __ATOMIC_ACQUIRE))
+		sched_yield();
+	ASSERT_EQ(NULL, hc.failed) TH_LOG("hold thread: %s: %s", hc.failed, strerror(hc.err));
+
+	/*
+	 * Mark on cpus[0] as SCHED_FIFO, and keep that CPU HOLD_MS after
+	 * the mark (the test module's hold_ms): schedule_work() put
+	 * __sched_clock_work() on this CPU's pool, whose kworker waits.
+	 */
+	ASSERT_EQ(0, pc_pin(cpus[0]));
+	ASSERT_EQ(0, sched_setscheduler(0, SCHED_FIFO, &sp));
+	snprintf(params, sizeof(params), "hold_ms=%d", HOLD_MS);
+	__atomic_store_n(&hc.marked, 1, __ATOMIC_RELEASE);
+	t_mark = ts_ns(CLOCK_MONOTONIC);
+	ASSERT_EQ(0, syscall(SYS_finit_module, kfd, params, 0))
 		TH_LOG("finit_module %s: %s", ko, strerror(errno));
+	hold_ns = ts_ns(CLOCK_MONOTONIC) - t_mark;
 	close(kfd);
+	sp.sched_priority = 0;
+	ASSERT_EQ(0, sched_setscheduler(0, SCHED_OTHER, &sp));
+	if (hc.fallback) {
+		hold_caller_join(_metadata, &hc, thread, hold_ns);
+		/* No probe: refused from the mark on, never a wait. */
+		EXPECT_FALSE(hc.flags & PERFCLOCK_INFO_SCHED_CLOCK_RESET_PROBE);
+		EXPECT_FALSE(hc.flags & PERFCLOCK_INFO_PERF_HORIZON_REFUSED)
+			TH_LOG("refused before the mark");
+		EXPECT_TRUE(hc.refused);
+		ASSERT_EQ(0, pc_info(fd, &info));
+		EXPECT_FALSE(info.flags & PERFCLOCK_INFO_SCHED_CLOCK_RESET_PROBE);
+		EXPECT_TRUE(info.flags & PERFCLOCK_INFO_PERF_HORIZON_REFUSED);
+		EXPECT_EQ(-EOPNOTSUPP, get_horizon(fd, PERFCLOCK_HORIZON_PERF_CLOCK, &h));
+		ASSERT_EQ(0, page_horizon(pg, &pgen, &pns, &valid));
+		EXPECT_FALSE(valid);
+		/* use_clockid horizons go on. */
+		EXPECT_EQ(0, get_horizon(fd, CLOCK_MONOTONIC, &h));
+		pc_comm_ring_close(&ring);
+		pc_unmap(pg);
+		close(fd);
+		/* Until reload: then the switch is behind it. */
+		ASSERT_EQ(0, module_reload(""));
+		fd = pc_open(O_RDONLY);
+		ASSERT_LE(0, fd);
+		EXPECT_EQ(0, get_horizon(fd, PERFCLOCK_HORIZON_PERF_CLOCK, &h));
+		close(fd);
+		return;
+	}
+	/*
+	 * The old behaviour's horizon: the newest from before the reset
+	 * (the caller goes on meanwhile: the loop starts right away, since
+	 * only records stamped within the step's size after the reset can
+	 * fall below it).
+	 */
+	pns = __atomic_load_n(&hc.last_ns, __ATOMIC_RELAXED);
+	if (pns > pre.ns)
+		pre.ns = pns;
 
 	/*
 	 * From here on: every record stamped is compared with the newest
@@ -211,12 +532,14 @@ TEST(sched_clock_turns_unstable)
 		if (max_new && below_pre && stamps > 2000)
 			break;
 	}
+	hold_caller_join(_metadata, &hc, thread, hold_ns);
 	ASSERT_EQ(0, pc_info(fd, &info));
 	TH_LOG("%llu records after the mark, %llu below the held horizon (up to %llu ns), %llu below a new-generation horizon; generation %u -> %u",
 	       (unsigned long long)stamps, (unsigned long long)below_pre,
 	       (unsigned long long)worst_back, (unsigned long long)bad,
 	       pre.generation, h.generation);
 	EXPECT_EQ(0, info.flags & PERFCLOCK_INFO_SCHED_CLOCK_STABLE);
+	EXPECT_FALSE(info.flags & PERFCLOCK_INFO_PERF_HORIZON_REFUSED);
 	ASSERT_NE(0, max_new) TH_LOG("no horizon of a new generation within %d s", WAIT_SECONDS);
 	EXPECT_LT(pre.generation, h.generation);
 	/* The old behaviour fails: the step was real. */

@@ -184,7 +184,9 @@ void check_info(struct ctx *c, const struct perfclock_info *in)
 	if (in->flags & ~(PERFCLOCK_INFO_SCHED_CLOCK_STABLE | PERFCLOCK_INFO_PAGE_TSC_VALID |
 			  PERFCLOCK_INFO_HORIZON | PERFCLOCK_INFO_HORIZON_GENERATION |
 			  PERFCLOCK_INFO_SCHED_CLOCK_PARAVIRT | PERFCLOCK_INFO_UPDATES_ARMED |
-			  PERFCLOCK_INFO_COUNTERS))
+			  PERFCLOCK_INFO_COUNTERS |
+			  PERFCLOCK_INFO_SCHED_CLOCK_RESET_PROBE |
+			  PERFCLOCK_INFO_PERF_HORIZON_REFUSED))
 		violation(c, "info.flags %#x has undefined bits", in->flags);
 	if ((in->flags & PERFCLOCK_INFO_SCHED_CLOCK_STABLE) && in->skew_estimate_ns)
 		violation(c, "stable but skew_estimate_ns %" PRIu64, (uint64_t)in->skew_estimate_ns);

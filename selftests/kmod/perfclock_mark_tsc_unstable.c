@@ -15,13 +15,30 @@
  * __sched_clock_work(), which resets every CPU's clock from the GTOD
  * and turns the stable branch off. Once per boot: the module stays
  * loadable again, but the second mark is a no-op.
+ *
+ * hold_ms: keep this CPU that long after the mark, preemptible but
+ * without sleeping. clear_sched_clock_stable()'s schedule_work() queued
+ * the reset on this CPU's pool, and its kworker (SCHED_OTHER) cannot run
+ * here before the loader lets it when the loader is SCHED_FIFO: the
+ * switch is then pending for hold_ms (perfclock_generation_test). RCU
+ * grace periods go on (a preemptible task outside a read-side section
+ * reports a quiescent state at the tick under PREEMPT_RCU).
  */
+#include <linux/jiffies.h>
 #include <linux/module.h>
 #include <asm/tsc.h>
 
+static uint hold_ms;
+module_param(hold_ms, uint, 0444);
+MODULE_PARM_DESC(hold_ms, "Keep the CPU this long after the mark, up to 900 (default 0)");
+
 static int __init perfclock_mark_tsc_unstable_init(void)
 {
+	unsigned long end = jiffies + msecs_to_jiffies(min(hold_ms, 900U));
+
 	mark_tsc_unstable("perfclock selftest");
+	while (time_before(jiffies, end))
+		cpu_relax();
 	return 0;
 }
 
