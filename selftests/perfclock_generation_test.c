@@ -44,6 +44,7 @@
 
 #include "kselftest_harness.h"
 #include "perfclock_util.h"
+#include "libperfclock.h"
 
 #define SLOW_SECONDS	5	/* at 10% slow: the GTOD falls 500 ms behind */
 #define WAIT_SECONDS	20
@@ -482,6 +483,23 @@ TEST(sched_clock_turns_unstable)
 		EXPECT_FALSE(valid);
 		/* use_clockid horizons go on. */
 		EXPECT_EQ(0, get_horizon(fd, CLOCK_MONOTONIC, &h));
+		/*
+		 * The library withdraws such a clock to its estimate, flagged
+		 * as one, instead of failing every round with EOPNOTSUPP.
+		 */
+		{
+			struct perfclock_clock_info ci;
+			struct perfclock *clk = perfclock_open(NULL);
+			uint64_t hz = 0;
+
+			ASSERT_NE(NULL, clk) TH_LOG("perfclock_open: %s", strerror(errno));
+			EXPECT_EQ(0, perfclock_horizon(clk, &hz));
+			ASSERT_EQ(0, perfclock_get_info(clk, &ci));
+			EXPECT_FALSE(ci.flags & PERFCLOCK_CLOCK_HORIZON_EXACT)
+				TH_LOG("a refused module's clock still says exact");
+			EXPECT_EQ(0, perfclock_horizon(clk, &hz));
+			perfclock_close(clk);
+		}
 		pc_comm_ring_close(&ring);
 		pc_unmap(pg);
 		close(fd);

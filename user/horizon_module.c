@@ -55,8 +55,15 @@ static int module_horizon(struct perfclock *clk, uint64_t *ns, uint32_t *gen)
 	}
 	/* None on the page (yet): a fresh one, after a grace period. */
 	err = horizon_ioctl(clk, 0, ns, gen);
-	/* The module said it had horizons, then refused them. */
-	if (err == -EINVAL)
+	/*
+	 * The module said it had horizons, then refused them: an older
+	 * module (-EINVAL), or one that saw the TSC marked unstable with no
+	 * reset probe and hands out no perf_clock() horizon until reloaded
+	 * (-EOPNOTSUPP, PERFCLOCK_INFO_PERF_HORIZON_REFUSED). Either way the
+	 * clock withdraws to the estimate for good, flagged so, rather than
+	 * failing every round.
+	 */
+	if (err == -EINVAL || err == -EOPNOTSUPP)
 		err = -ENOTTY;
 	return err;
 }
