@@ -8,11 +8,13 @@
 #
 #   1. installs what is missing (scripts/deps.sh build vm lint perf, and
 #      dkms-deb for the library's packages);
-#   2. builds, from Debian's linux-source-6.1 tarball, every step of the
+#   2. builds, from Debian's linux-source-6.12 tarball, every step of the
 #      patch series in patches/perf/ (or $PERF_PATCHES), static, with
 #      WERROR=1, as two incremental chains (one tree and one O= directory
 #      each, patch k applied and perf made on step k-1's objects):
-#        - nolib: NO_LIBPERFCLOCK=1, every step. "Stock" perf is its
+#        - nolib: without LIBPERFCLOCK=1 (the series' opt-in switch;
+#          NO_LIBPERFCLOCK=1 is passed too, for a series that
+#          auto-detects), every step. "Stock" perf is its
 #          binary at the step before the build patch (the first patch
 #          whose diff adds libperfclock to perf's build configuration:
 #          the fixes and stock-semantics reports come before it);
@@ -34,8 +36,9 @@
 #      run rebuilds only the steps whose prefix of the series changed,
 #      from the longest prefix it has built before;
 #   3. boots the guest (boot() in scripts/vm-lib.sh, Debian's cloud kernel
-#      matching the headers, the module built from a private copy of
-#      module/) once per clock regime (stable and unstable sched_clock),
+#      of the series PERF_KVER, 6.12 by default, the one perf comes from,
+#      the module built from a private copy of module/ against its
+#      headers) once per clock regime (stable and unstable sched_clock),
 #      and in each runs scripts/guest/perf.sh: stock then patched perf trace
 #      -a --sort-events on `perf bench sched messaging`, with the device
 #      backend (--perfclock) and with -k mono, and with the reader stopped
@@ -102,13 +105,18 @@
 #   HOST_SECONDS     length of the host stall scenario (default 12)
 #   PERF_SKIP        space-separated steps to skip: guest overcommit host full
 #   PERF_PATCHES     the series' directory (default patches/perf)
+#   PERF_KVER        the guest's kernel series (default 6.12); empty: the
+#                    KDIR/KVER the Makefile passes (make check-perf KVER=6.1
+#                    PERF_KVER= boots 6.1)
 # Logs: build/perf/.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 top=$(pwd)
 
-TARBALL=${KERNEL_SRC_TARBALL:-/usr/src/linux-source-6.1.tar.xz}
-TOPDIR=linux-source-6.1
+# The tools/perf the series is against: Debian's linux-source-6.12.
+SRC_PKG=linux-source-6.12
+TARBALL=${KERNEL_SRC_TARBALL:-/usr/src/$SRC_PKG.tar.xz}
+TOPDIR=$SRC_PKG
 CACHE=${PERFCLOCK_CACHE:-/var/cache/perfclock}
 JOBS=${JOBS:-2}
 GUEST_LOOPS=${GUEST_LOOPS:-300}
@@ -125,10 +133,15 @@ PERF_PATCHES=${PERF_PATCHES:-patches/perf}
 # Bump when the way perf is built changes (the patches and the library
 # are hashed themselves). 2: against the installed libperfclock-dev.
 # 3: every step, WERROR=1, as two incremental chains (nolib, lib).
-RECIPE=3
+# 4: linux-source-6.12 (the tarball is in the keys too: this says the
+# members changed).
+RECIPE=4
 # What perf needs from the kernel tree (tools/perf/MANIFEST, plus the
-# headers its check-headers.sh compares with).
-MEMBERS="tools scripts kernel/bpf include arch/x86/include arch/x86/lib arch/x86/entry/syscalls Makefile"
+# headers its check-headers.sh compares with): 6.12's perf also generates
+# arm64's sysreg definitions (arch/arm64/tools), and PERF-VERSION-GEN
+# runs the top Makefile's kernelversion, which includes arch/x86/Makefile.
+MEMBERS="tools scripts kernel/bpf include arch/x86/include arch/x86/lib arch/x86/entry/syscalls
+	arch/x86/Makefile arch/x86/Makefile_32.cpu arch/arm64/tools Makefile"
 STATIC_FLAGS="LDFLAGS=-static NO_LIBPYTHON=1 NO_LIBPERL=1 NO_SLANG=1 NO_LIBUNWIND=1
 	NO_LIBBABELTRACE=1 NO_LIBCRYPTO=1 NO_LIBBPF=1 NO_LIBNUMA=1 NO_LIBCAP=1 NO_AIO=1
 	NO_SDT=1 NO_JVMTI=1 NO_LIBBFD=1"
@@ -144,11 +157,19 @@ skip() { case " $PERF_SKIP " in *" $1 "*) return 0 ;; esac; return 1; }
 echo "TAP version 13"
 
 # ---- packages ------------------------------------------------------------------
-scripts/deps.sh build vm lint perf >&2
+scripts/deps.sh build vm lint perf "source:${SRC_PKG#linux-source-}" >&2
 result $? "packages installed"
 [ "$failed" -eq 0 ] || finish
 
+# The guest boots the kernel series perf comes from (PERF_KVER): a
+# series name replaces the KDIR the Makefile passes.
+PERF_KVER=${PERF_KVER-6.12}
+if [ -n "$PERF_KVER" ]; then
+	unset KDIR
+	KVER=$PERF_KVER
+fi
 guest_kernel
+echo "# guest kernel: $KVER ($KDIR)"
 
 # ---- the series -----------------------------------------------------------------
 # Its patches, in order (a cover letter, which has no diff, is left out).
@@ -304,7 +325,7 @@ patch_diffs() {
 	done
 }
 hash16() { sha256sum | cut -c1-16; }
-base_key=$( { echo "$stamp"; dpkg-query -W -f='${Version}\n' linux-source-6.1 2>/dev/null;
+base_key=$( { echo "$stamp"; dpkg-query -W -f='${Version}\n' $SRC_PKG 2>/dev/null;
 	echo "$gcc_v recipe $RECIPE"; } | hash16)
 # pkey[k]: the series up to patch k (pkey[0]: the tarball alone).
 pkey=("$base_key")
@@ -451,7 +472,7 @@ chain() {
 build_perf() {
 	local name=$1 kind=full-patched key tree st t0
 	shift
-	key=$( { echo "$stamp"; dpkg-query -W -f='${Version}\n' linux-source-6.1 2>/dev/null;
+	key=$( { echo "$stamp"; dpkg-query -W -f='${Version}\n' $SRC_PKG 2>/dev/null;
 		patch_diffs "$@"; echo "$kind $gcc_v recipe $RECIPE"; echo "lib $lib_key"; } | hash16)
 	tree=$CACHE/perf-$key
 	perf_bin=$tree/out/perf
@@ -745,6 +766,22 @@ if ! skip host; then
 	result $st "host: perf sessions ran ($(( $(date +%s) - h0 )) s)"
 	report host "host-$(uname -r)" "$log/host.out"
 	phase host $(( $(date +%s) - h0 ))
+
+	# perf record --mmap-flush: stock and patched runs of
+	# scripts/guest/perf-mmap-flush.sh (the FINISHED_ROUND fix of the
+	# series' fixes), where the tree has it. It prints its own
+	# "# perf-record-mmap-flush ..." lines and TAP lines; the lead wires
+	# its result() lines here, with its interface (PERF_STOCK,
+	# PERF_PATCHED, PERF_DIR as scripts/guest/perf.sh takes them).
+	if [ -f scripts/guest/perf-mmap-flush.sh ]; then
+		m0=$(date +%s)
+		PERF_HOST=1 PERF_DIR=$top/$log/mmap-flush PERF_STOCK=$stock_perf PERF_PATCHED=$patched_perf \
+			timeout 900 sh scripts/guest/perf-mmap-flush.sh > "$log/mmap-flush.out" 2>&1
+		st=$?
+		grep '^# perf-record-mmap-flush' "$log/mmap-flush.out"
+		result $st "host: perf record --mmap-flush runs (scripts/guest/perf-mmap-flush.sh, $(( $(date +%s) - m0 )) s)"
+		phase mmap-flush $(( $(date +%s) - m0 ))
+	fi
 
 	# perf kvm stat live: no KVM guest can run here (no /dev/kvm on the
 	# host, no nested KVM in the TCG guest), so no kvm_exit event ever

@@ -108,9 +108,11 @@ group_pkgs() {
 	bench) echo gnuplot-nox ;;
 	# make demo: demo_flush (static) and the module; no sparse, multilib, g++
 	demo)  echo gcc make libc6-dev kmod linux-headers-cloud-amd64 ;;
-	# perf from linux-source-6.1 (make check-perf), and its host load
+	# perf from linux-source-6.12 (make check-perf: its perf trace and
+	# perf kvm need the system's libtraceevent, static too), and its
+	# host load
 	perf)  echo flex bison libelf-dev libdw-dev libunwind-dev libnuma-dev libslang2-dev \
-		libzstd-dev libcap-dev pkg-config stress-ng ;;
+		libzstd-dev libcap-dev libtraceevent-dev pkg-config stress-ng ;;
 	# make check-debug: a kernel built from linux-source-6.1, and the
 	# liburcu selftests
 	debug) echo flex bison bc libelf-dev liburcu-dev ;;

@@ -27,7 +27,7 @@
 # Backends: device = perf's clock, --perfclock for patched perf (the
 # perfclock device, else perf's user page where the kernel offers
 # time_zero, else no horizon: perf top says so and runs as stock);
-# mono = --clockid mono for both builds (patched flushes at libperfclock's
+# mono = --clockid mono for both builds, patched with --perfclock (it flushes at libperfclock's
 # CLOCK_MONOTONIC horizon: the module's if it is loaded, else membarrier's);
 # mono-nomod = the same label for runs made before the module is loaded.
 #
@@ -114,7 +114,10 @@ run() {
 	opts="--stdio -a -d $DELAY -v${FREQ:+ -F $FREQ}"
 	case $backend in
 	device) [ "$build" = patched ] && opts="$opts --perfclock" ;;
-	mono|mono-nomod) opts="$opts --clockid mono" ;;
+	# --clockid alone changes no delivery: patched flushes at its
+	# horizon with --perfclock.
+	mono|mono-nomod) opts="$opts --clockid mono"
+		[ "$build" = patched ] && opts="$opts --perfclock" ;;
 	esac
 	base=$tmp/top-$build-$scenario-$backend
 	rm -f "$base.in" "$base.out" "$base.err"

@@ -29,7 +29,8 @@
 # scenario's load command, instead of perf bench); no module is loaded.
 #
 # Scenarios (backend: device = --perfclock, events in perf's clock;
-# mono = -k mono for both builds, libperfclock's clockid backend, the
+# mono = -k mono for both builds, patched with --perfclock too:
+# libperfclock's clockid backend, the
 # module loaded; mono-nomod = the same before the module is loaded
 # (NOMOD_SCENARIOS in perf.env): libperfclock's membarrier horizon):
 #   msg    perf bench sched messaging under perf trace -a --sort-events
@@ -58,7 +59,10 @@ run() {
 	opts="-v -a --sort-events -o /dev/null"
 	case $backend in
 	device) [ "$build" = patched ] && opts="$opts --perfclock" ;;
-	mono|mono-nomod) opts="$opts -k mono" ;;
+	# -k alone keeps --sort-events' rule: patched flushes at the -k
+	# clock's horizon with --perfclock.
+	mono|mono-nomod) opts="$opts -k mono"
+		[ "$build" = patched ] && opts="$opts --perfclock" ;;
 	esac
 	err=$tmp/$build-$scenario-$backend.err
 	case $scenario in
