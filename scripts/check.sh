@@ -12,6 +12,8 @@
 #   lint          scripts/lint.sh (the first kernel), the W=1 and sparse
 #                 build of each kernel, scripts/test-vm-lib.sh (when
 #                 boot() boots a guest once more) and
+#                 tools/perf-data-strict/test.sh (a perf.data reader as
+#                 strict as linux-perf-data),
 #                 scripts/test-perf-order-check.sh (the checker of perf
 #                 script's order that check-perf uses), scripts/lint-docs.sh
 #                 (the docs name only functions that exist; README's example
@@ -141,6 +143,10 @@ if want lint; then
 	collect lint "$log/vm-lib.tap"
 	scripts/test-perf-order-check.sh > "$log/perf-order-check.tap" 2>&1
 	collect lint "$log/perf-order-check.tap"
+	# The strict perf.data reader (an 8-byte FINISHED_ROUND, as
+	# linux-perf-data insists) on crafted and recorded files.
+	tools/perf-data-strict/test.sh > "$log/perf-data-strict.tap" 2>&1
+	collect lint "$log/perf-data-strict.tap"
 	# The docs against the tree and examples/tracer.c (scripts/lint-docs.sh).
 	{ scripts/lint-docs.sh --self-test; scripts/lint-docs.sh; } > "$log/lint-docs.tap" 2>&1
 	collect lint "$log/lint-docs.tap"
