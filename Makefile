@@ -36,12 +36,15 @@
 #                        cached in /var/cache/perfclock; FUZZ_SECONDS=;
 #                        6.1 only (KVER=6.12 is refused)
 #   make check-perf      perf itself as the client: every step of
-#                        patches/perf/ on linux-source-6.1 built with
-#                        WERROR=1 with and without libperfclock (cached in
-#                        /var/cache/perfclock); stock and patched perf
-#                        trace, perf record + readers and perf top on the
-#                        same load, in QEMU guests (both clock regimes, and
-#                        8 vCPUs overcommitted) and on the host
+#                        patches/perf/ on linux-source-6.12 built with
+#                        WERROR=1 with and without libperfclock
+#                        (LIBPERFCLOCK=1; cached in /var/cache/perfclock);
+#                        stock and patched perf trace, perf record +
+#                        readers and perf top on the same load, in QEMU
+#                        guests booting the 6.12 cloud kernel (PERF_KVER=;
+#                        both clock regimes, and 8 vCPUs overcommitted) and
+#                        on the host, where perf record --mmap-flush runs
+#                        the tarball's perf against patched
 #   make check-clients   LinuxTracepoints' perf-collect as a client: its
 #                        upstream commit and patches/linuxtracepoints/ built
 #                        with and without libperfclock (cached in
