@@ -328,7 +328,11 @@ void perfclock_close(struct perfclock *clk);
  *    proven, about one RCU grace period old (perfclock_page_horizon());
  *  - else PERFCLOCK_IOC_GET_HORIZON, which BLOCKS for a normal grace
  *    period (microseconds to a few milliseconds on an idle machine, tens
- *    of ms or more in an overcommitted VM).
+ *    of ms or more in an overcommitted VM): one of its own with
+ *    CAP_PERFMON or CAP_SYS_ADMIN, else the system's next one or one the
+ *    module starts at most every horizon_gp_idle_ms (default 50 ms) for
+ *    all unprivileged callers together, so up to that much longer
+ *    ("WHO ARMS WHAT" in module/perfclock_ioctl.h).
  * Otherwise (no module and no membarrier horizon for this clock, see
  * WHICH HORIZON above) an ESTIMATE, never exact: an exact read of the clock minus the module's
  * skew estimate minus an in-flight allowance, the larger of
@@ -378,7 +382,8 @@ int perfclock_horizon_gen(struct perfclock *clk, uint64_t *ns, uint32_t *gen);
 /*
  * A fresh exact horizon now: the module reads the clock, waits for a grace
  * period and returns it (PERFCLOCK_IOC_GET_HORIZON); BLOCKS for that grace
- * period. For a tool that wants the newest horizon at once (the end of a
+ * period (for a caller without CAP_PERFMON, up to horizon_gp_idle_ms
+ * longer: see perfclock_horizon()). For a tool that wants the newest horizon at once (the end of a
  * stream, say) rather than the page's, about a grace period old. With
  * the membarrier horizon: a read of the clock and two barriers on the
  * caller's thread (BLOCKS for two grace periods); EXPEDITED is
