@@ -112,29 +112,10 @@ count() {
 		s/^\([0-9][0-9]*\) out of order events recorded.*/\1/p' \
 		"$dir/$b.script.err" | tail -n 1)
 	ooo=${ooo:-0}
-	# shellcheck disable=SC2016,SC2046 # awk's own variables; two numbers, split on purpose
-	set -- $(${AWK:-awk} '
-		# Leading zeros cut: busybox awk reads 0123 as octal.
-		function num(s) { sub(/^0+/, "", s); return s == "" ? 0 : s + 0 }
-		{
-			for (i = 1; i <= NF; i++) {
-				if ($i !~ /^[0-9]+\.[0-9]+:$/)
-					continue
-				t = substr($i, 1, length($i) - 1)
-				dot = index(t, ".")
-				s = num(substr(t, 1, dot - 1))
-				ns = num(substr(t, dot + 1))
-				if (n && (s < ms || (s == ms && ns < mns)))
-					below++
-				else {
-					ms = s
-					mns = ns
-				}
-				n++
-				break
-			}
-		}
-		END { print n + 0, below + 0 }' "$dir/$b.script")
+	# The text's own order (scripts/guest/perf-order.awk: lines with a
+	# timestamp, and how many are stamped below the line before).
+	# shellcheck disable=SC2046 # two numbers, split on purpose
+	set -- $(${AWK:-awk} -f "$here/perf-order.awk" "$dir/$b.script")
 	samples=${1:-0} text=${2:-0}
 	# shellcheck disable=SC2016,SC2046 # awk's own variables; two numbers, split on purpose
 	set -- $(${AWK:-awk} '/ordered_events__flush PRE/ {
@@ -167,7 +148,7 @@ done
 
 if [ -n "${patched_ooo:-}" ]; then
 	result $((patched_ooo != 0)) "perf record --mmap-flush=$flush: patched file has 0 events out of order for perf's reader ($patched_ooo)"
-	result $((patched_text != 0)) "perf record --mmap-flush=$flush: patched file reads back in time order ($patched_text lines below an earlier one)"
+	result $((patched_text != 0)) "perf record --mmap-flush=$flush: patched file reads back in time order ($patched_text lines below the line before)"
 	[ "$patched_samples" -gt 0 ]
 	result $? "perf record --mmap-flush=$flush: patched file has events ($patched_samples)"
 fi
