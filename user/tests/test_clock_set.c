@@ -394,17 +394,12 @@ static void *load_main(void *arg)
  * the limit is late; in module mode none may be, in estimate mode none
  * by half a second or more.
  */
-static void test_round_loop(struct perfclock *c, const char *name)
+
+/* Every CPU's context switches, one record each, disabled until enabled. */
+static struct perfclock_evring *open_switch_rings(struct perfclock *c)
 {
-	struct perf_event_attr a;
 	struct perfclock_evring_config cfg;
-	struct perfclock_evring *er;
-	struct perfclock_record rec;
-	uint64_t h, limit = 0, records = 0, late = 0, far = 0, worst = 0;
-	uint32_t g;
-	int i, k, n, ret, err = 0, sets = 0, restarts = 0, want = 0, told = 0;
-	int after_set = 0, nload = 0;
-	pthread_t load[4];
+	struct perf_event_attr a;
 
 	memset(&a, 0, sizeof(a));
 	a.type = PERF_TYPE_SOFTWARE;
@@ -414,9 +409,21 @@ static void test_round_loop(struct perfclock *c, const char *name)
 	a.disabled = 1;
 	perfclock_evring_config_init(&cfg);
 	cfg.nr_attrs = 1;
-	cfg.attrs = &a;
+	cfg.attrs = &a;	/* copied by the open */
 	cfg.pid = -1;
-	er = perfclock_evring_open(c, &cfg);
+	return perfclock_evring_open(c, &cfg);
+}
+static void test_round_loop(struct perfclock *c, const char *name)
+{
+	struct perfclock_evring *er;
+	struct perfclock_record rec;
+	uint64_t h, limit = 0, records = 0, late = 0, far = 0, worst = 0;
+	uint32_t g;
+	int i, k, n, ret, err = 0, sets = 0, restarts = 0, want = 0, told = 0;
+	int after_set = 0, nload = 0;
+	pthread_t load[4];
+
+	er = open_switch_rings(c);
 	if (!er) {
 		tap_skip("round loop: %s # SKIP perfclock_evring_open: %s",
 			 name, strerror(errno));
@@ -570,8 +577,6 @@ static int set_back(struct sink *s, int forward)
 /* The threaded reader while the clock is set back, forward, both. */
 static void test_reader(struct perfclock *c, const char *name)
 {
-	struct perf_event_attr a;
-	struct perfclock_evring_config cfg;
 	struct perfclock_reader_config rc;
 	struct perfclock_reader_stats st;
 	struct perfclock_evring *er;
@@ -581,17 +586,7 @@ static void test_reader(struct perfclock *c, const char *name)
 	int i, err = 0, nload = 0;
 	pthread_t load[4];
 
-	memset(&a, 0, sizeof(a));
-	a.type = PERF_TYPE_SOFTWARE;
-	a.config = PERF_COUNT_SW_CONTEXT_SWITCHES;
-	a.sample_period = 1;
-	a.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
-	a.disabled = 1;
-	perfclock_evring_config_init(&cfg);
-	cfg.nr_attrs = 1;
-	cfg.attrs = &a;
-	cfg.pid = -1;
-	er = perfclock_evring_open(c, &cfg);
+	er = open_switch_rings(c);
 	if (!er) {
 		tap_skip("reader: %s # SKIP perfclock_evring_open: %s", name,
 			 strerror(errno));
