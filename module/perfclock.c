@@ -186,6 +186,8 @@ static struct {
 	bool tsc_valid;
 	bool stable;
 	u64 measured_skew_ns;
+	/* CPUs come online: bumped by perfclock_cpu_online(), see perfclock_revalidate(). */
+	unsigned int online_seq;
 	/* max(lateness_cur, lateness_prev): see perfclock_skew_estimate() */
 	u64 timer_lateness_ns;
 	u64 lateness_cur;	/* worst in the window that began at ... */
@@ -1148,10 +1150,20 @@ static bool perfclock_tsc_validate(struct perfclock_tsc_model *m)
 	if (!perfclock_tsc_scale(m))
 		return false;
 
-	cpus_read_lock();
+	/*
+	 * No cpus_read_lock(): this runs under mmap_lock from
+	 * perfclock_miscdev_mmap(), and cpu_hotplug_lock nests outside
+	 * mmap_lock (the CPU-online path takes kernel/events/core.c's
+	 * pmus_lock and cpuctx_mutex, under which perf_ioctl() copies to
+	 * user space), so taking it here could deadlock. Hotplug is still
+	 * covered: kernel/smp.c:generic_exec_single() refuses a CPU that is
+	 * not online (-ENXIO: it reads no clock while off, and
+	 * perfclock_cpu_online() checks it when it is back), and a CPU that
+	 * comes online during this loop and is missed bumps online_seq,
+	 * which makes perfclock_revalidate() refuse this result.
+	 */
 	for_each_online_cpu(cpu)
 		smp_call_function_single(cpu, perfclock_tsc_derive_cpu, &d, 1);
-	cpus_read_unlock();
 
 	if (d.empty || d.all.lo > d.all.hi ||
 	    d.all.hi - d.all.lo > PERFCLOCK_TSC_TOLERANCE_NS)
@@ -1212,14 +1224,33 @@ static bool perfclock_is_stable(void)
 	return perfclock.tsc_valid && !perfclock.measured_skew_ns;
 }
 
+static void perfclock_invalidate(void);
+
 /* Full revalidation, in process context. */
 static void perfclock_revalidate(void)
 {
 	struct perfclock_tsc_model model = {};
 	unsigned long flags;
+	unsigned int online_seq;
 	bool valid;
 
 	lockdep_assert_held(&perfclock.mutex);
+
+	/*
+	 * A CPU set in cpu_online_mask after the walk in
+	 * perfclock_tsc_validate() read it has not checked this model, and
+	 * its perfclock_cpu_online() may have checked the old one (or
+	 * nothing, the TSC being invalid then). It bumps online_seq under
+	 * the lock after it is in the mask (kernel/cpu.c: CPUHP_AP_ONLINE_DYN
+	 * runs after start_secondary() set it online), so a changed
+	 * online_seq at publication means "try again", and an unchanged one
+	 * means every CPU online now was in the walk or checked by its
+	 * callback against this model. The lock orders this read before
+	 * the walk's reads of the mask.
+	 */
+	raw_spin_lock_irqsave(&perfclock.lock, flags);
+	online_seq = perfclock.online_seq;
+	raw_spin_unlock_irqrestore(&perfclock.lock, flags);
 
 	valid = perfclock_tsc_validate(&model);
 	perfclock.validated_at = jiffies;
@@ -1229,7 +1260,10 @@ static void perfclock_revalidate(void)
 	perfclock.model = model;
 	perfclock.tsc_valid = valid;
 	perfclock.stable = perfclock_is_stable();
-	perfclock_publish();
+	if (valid && perfclock.online_seq != online_seq)
+		perfclock_invalidate();	/* publishes, and queues a retry */
+	else
+		perfclock_publish();
 	raw_spin_unlock_irqrestore(&perfclock.lock, flags);
 }
 
@@ -1315,6 +1349,7 @@ static int perfclock_cpu_online(unsigned int cpu)
 	unsigned long flags;
 
 	raw_spin_lock_irqsave(&perfclock.lock, flags);
+	perfclock.online_seq++;
 	if (perfclock.tsc_valid && !perfclock_tsc_still_valid())
 		perfclock_invalidate();
 	raw_spin_unlock_irqrestore(&perfclock.lock, flags);
