@@ -4,7 +4,7 @@
 # tools/perf-data-strict/test.sh — perf-data-strict as TAP lines
 # (scripts/tap-lib.sh): real files (tools/perf-data-strict/testdata/:
 # stock perf 6.1 (file and pipe), perf 6.1 with patches/perf/ 0013's
-# payload, perf 6.12 with patches/perf-carrier/, each a few KB of
+# payload, perf 6.12 with the index (patches/perf/0018), each a few KB of
 # perf record -e cpu-clock -- sleep 0.05) and files made here, each bad
 # one with the error it must give. Needs gcc and perl, no perf, no root;
 # 4-8 s on a loaded 2-core machine. Builds the reader into $BUILD
@@ -75,7 +75,7 @@ expect 0 'FINISHED_ROUND +[1-9]' "a stock perf 6.1 perf record file is read" "$t
 expect 1 'PERF_RECORD_FINISHED_ROUND of 32 bytes: it has no payload' \
 	"a file from perf with 0013 (the horizon as FINISHED_ROUND's payload) is refused" "$td/patched-0013.data"
 expect 0 'HEADER_FLUSH_HORIZON [1-9][0-9]* entries for [1-9][0-9]* round markers' \
-	"a file from perf 6.12 with patches/perf-carrier/ (8-byte markers, the horizon index) is read, its index checked" \
+	"a file from perf 6.12 with the index (8-byte markers, the horizon index) is read, its index checked" \
 	"$td/carrier-6.12.data"
 expect 0 'ok, [1-9][0-9]* records \(pipe\)' "stock perf 6.1 pipe-mode output is read" "$td/stock-6.1.pipe"
 
