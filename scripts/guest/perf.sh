@@ -163,6 +163,7 @@ done
 #            ooo=N script_s=X stats_s=X stats_md5=M
 #   PERFOE scenario=S backend=B file=F reader=R Ordered events: ...
 #   PERFNEW scenario=S backend=B <a warning line>
+#   PERFSTRICT scenario=S backend=B file=F rc=N <perf-data-strict's verdict>
 # (F: the build that recorded the file, R: the build that read it;
 # lines: perf script's output lines, below: those stamped below the line
 # before, by scripts/guest/perf-order.awk; ooo: the reader's
@@ -203,6 +204,15 @@ rec() {
 		rc=$?
 		echo "PERFREC $tag file=$file rc=$rc bytes=$(bytes "$data") seconds=$(secs "$t0" "$(now)")"
 		[ $rc -eq 0 ] || tail -n 5 "$data.err" | sed 's/^/# perf record: /'
+		# The strictest third-party reader's rules
+		# (tools/perf-data-strict: an 8-byte FINISHED_ROUND, as
+		# linux-perf-data insists), where the payload has it.
+		if [ -x ./perf-data-strict ] && [ -s "$data" ]; then
+			./perf-data-strict -q "$data" > "$data.strict" 2>&1
+			rc=$?
+			echo "PERFSTRICT $tag file=$file rc=$rc $(tail -n 1 "$data.strict")"
+			rm -f "$data.strict"
+		fi
 	done
 	for file in stock patched; do
 		data=$tmp/rec-$scenario-$backend-$file.data
