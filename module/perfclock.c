@@ -1224,7 +1224,17 @@ static bool perfclock_is_stable(void)
 	return perfclock.tsc_valid && !perfclock.measured_skew_ns;
 }
 
-static void perfclock_invalidate(void);
+/* Called with perfclock.lock held when the fast path stops holding. */
+static void perfclock_invalidate(void)
+{
+	lockdep_assert_held(&perfclock.lock);
+
+	perfclock.tsc_valid = false;
+	perfclock.stable = perfclock_is_stable();
+	perfclock_publish();
+	/* Try again from process context, where every CPU can be checked. */
+	queue_work(system_dfl_wq, &perfclock.revalidate_work);
+}
 
 /* Full revalidation, in process context. */
 static void perfclock_revalidate(void)
@@ -1272,18 +1282,6 @@ static void perfclock_revalidate_work(struct work_struct *work)
 	mutex_lock(&perfclock.mutex);
 	perfclock_revalidate();
 	mutex_unlock(&perfclock.mutex);
-}
-
-/* Called with perfclock.lock held when the fast path stops holding. */
-static void perfclock_invalidate(void)
-{
-	lockdep_assert_held(&perfclock.lock);
-
-	perfclock.tsc_valid = false;
-	perfclock.stable = perfclock_is_stable();
-	perfclock_publish();
-	/* Try again from process context, where every CPU can be checked. */
-	queue_work(system_dfl_wq, &perfclock.revalidate_work);
 }
 
 /*
