@@ -10,7 +10,8 @@
 #     patches), else, for the kernel's own perf_*() functions the docs
 #     cite, in the kernel's include/linux and kernel/events of Debian's
 #     linux-source-6.1, its trace_event_perf.c, trace_events.h and perf's
-#     util/session.h (extracted once into build/ksrc-docs). A name
+#     util/session.h, util/session.c and builtin-inject.c (extracted once into
+#     build/ksrc-docs). A name
 #     found nowhere fails, with the file and line that names it.
 #  2. README.md's "Write a tool" code is examples/tracer.c's: each piece
 #     between "..." lines appears in the file, whole and in order.
@@ -33,20 +34,20 @@ TARBALL=${KERNEL_SRC_TARBALL:-/usr/src/linux-source-6.1.tar.xz}
 KDOCS=build/ksrc-docs
 TREE_DIRS="user module selftests patches fuzz bench examples"
 
-# The kernel's perf files, once (one pass over the tarball, ~10 s).
+# The kernel's perf files, once (one pass over the tarball, ~10 s). The
+# stamp holds the member list too: a file added here is extracted.
+KDOCS_MEMBERS=(kernel/events/\* include/linux/perf_event.h
+	include/uapi/linux/perf_event.h include/linux/trace_events.h
+	kernel/trace/trace_event_perf.c tools/perf/util/session.h
+	tools/perf/util/session.c tools/perf/builtin-inject.c)
 kernel_src() {
-	local stamp
+	local stamp m members=()
 	[ -r "$TARBALL" ] || return 1
-	stamp="$(stat -c '%s %Y' "$TARBALL")"
+	stamp="$(stat -c '%s %Y' "$TARBALL") ${KDOCS_MEMBERS[*]}"
 	[ -f "$KDOCS/.stamp" ] && [ "$(cat "$KDOCS/.stamp")" = "$stamp" ] && return 0
+	for m in "${KDOCS_MEMBERS[@]}"; do members+=("linux-source-6.1/$m"); done
 	rm -rf "$KDOCS" && mkdir -p "$KDOCS" &&
-		tar -xJf "$TARBALL" -C "$KDOCS" --strip-components=1 --wildcards \
-			'linux-source-6.1/kernel/events/*' \
-			'linux-source-6.1/include/linux/perf_event.h' \
-			'linux-source-6.1/include/uapi/linux/perf_event.h' \
-			'linux-source-6.1/include/linux/trace_events.h' \
-			'linux-source-6.1/kernel/trace/trace_event_perf.c' \
-			'linux-source-6.1/tools/perf/util/session.h' &&
+		tar -xJf "$TARBALL" -C "$KDOCS" --strip-components=1 --wildcards "${members[@]}" &&
 		echo "$stamp" > "$KDOCS/.stamp"
 }
 
