@@ -804,6 +804,23 @@ if ! skip host; then
 		"$(grep -E '^(not ok|ok .*SKIP)' "$log/mmap-flush.out")"
 	phase mmap-flush $(( $(date +%s) - m0 ))
 
+	# perf record --threads (review point 6): stock's directory reader
+	# holds every event to the end; patched perf record --perfclock
+	# writes horizons for each data file and its reader delivers below
+	# the oldest (scripts/guest/perf-record-threads.sh: patched must
+	# flush at them with 0 out of order, stock perf must read the
+	# patched directory; peaks printed). The host only: its real CPUs
+	# and per-CPU horizon (-k mono, clock_gettime + getcpu).
+	t0=$(date +%s)
+	TH_DIR=$top/$log/threads \
+		timeout 600 sh scripts/guest/perf-record-threads.sh "$stock_perf" "$patched_perf" \
+		> "$log/threads.out" 2>&1
+	st=$?
+	grep '^# perf-record-threads' "$log/threads.out"
+	result $st "host: perf record --threads, stock against patched (scripts/guest/perf-record-threads.sh, $(( $(date +%s) - t0 )) s)" \
+		"$(grep -E '^(not ok|ok .*SKIP)' "$log/threads.out")"
+	phase threads $(( $(date +%s) - t0 ))
+
 	# perf's own shell tests that the series adds (tools/perf/tests/
 	# shell/, as `perf test` runs them: perf on PATH, exit 0 pass, 2
 	# skip): patched perf must pass each, here with -k mono's
