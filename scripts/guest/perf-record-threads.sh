@@ -29,13 +29,17 @@
 #          the pages of the data files the reader maps, so it follows
 #          the file's size more than the queue's; peak is the queue.
 #
-# Prints TAP results and the line
-#   # perf-record-threads stock_ooo=N patched_ooo=N stock_peak=N
-#     stock_events=N patched_peak=N patched_events=N
+# Patched records twice: --threads=cpu (one thread per CPU: per-CPU
+# horizons where the clock has them) and --threads=package (one thread
+# for all the rings of a package: the horizon of every ring, a grace
+# period). Prints TAP results and, for each, the line
+#   # perf-record-threads threads=cpu|package stock_ooo=N patched_ooo=N
+#     stock_peak=N stock_events=N patched_peak=N patched_events=N
 #     horizon=percpu|gp|estimate
-# horizon: the weakest proof among the patched file's entries (perf
-# report --header-only's "# flush horizons" line): percpu if every entry
-# is a per-CPU horizon. Asserted: both record, the patched reader flushed
+# (stock's figures are its one --threads=cpu run, in both lines: its
+# reader holds everything whatever the threads). horizon: the weakest
+# proof among the patched file's entries (perf report --header-only's
+# "# flush horizons" line): percpu if every entry is a per-CPU horizon. Asserted: both record, the patched reader flushed
 # at recorded horizons (a rule that never flushes is no result) with 0
 # out of order by both counts, the compat read has 0 out of order. Peaks
 # and stock's count are printed, not asserted.
@@ -43,7 +47,8 @@
 # Environment: TH_SECONDS (5), TH_DIR (scratch; default a new directory
 # under ${TMPDIR:-/tmp}, removed at the end unless TH_KEEP=1),
 # TH_NO_FINISH=1 (do not print the TAP total: a caller's own).
-# Costs about 90 s on the 2-CPU host (records of ~15 s, reads of ~15 s).
+# Costs about 60-90 s on the 2-CPU host (three records of ~10 s, four
+# reads of ~10 s).
 set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -85,7 +90,7 @@ record() {
 		stress-ng --switch 2 --timeout "${secs}s" --quiet > /dev/null 2>&1 &
 		load=$!
 	fi
-	"$r_perf" record -v -a --threads -k mono "$@" -o "$dir/$r_name.data" \
+	"$r_perf" record -v -a --threads="${r_threads:-cpu}" -k mono "$@" -o "$dir/$r_name.data" \
 		-e sched:sched_switch -e sched:sched_wakeup -- sleep "$secs" \
 		> /dev/null 2> "$dir/$r_name.rec.err"
 	st=$?
@@ -125,47 +130,61 @@ if result $? "perf-record-threads: stock reads its directory" \
 	echo "# perf-record-threads: stock: $events events, $ooo out of order (perf), $text (text), peak $peak, rss $rss KB, flushed at: $rule"
 fi
 
-record patched "$patched" --perfclock
-result $? "perf record --threads --perfclock: patched records the load" \
-	"$(tail -n 5 "$dir/patched.rec.err")"
-grep -- '^--threads' "$dir/patched.rec.err" | sed 's/^/# perf-record-threads: /'
-hdr=$("$patched" report --header-only -i "$dir/patched.data" 2> /dev/null | grep '^# flush horizons')
-echo "$hdr" | sed 's/^# /# perf-record-threads: /'
-nfiles=$(echo "$hdr" | sed -n 's/.*, \([0-9]*\) for the data.N files.*/\1/p')
-[ "${nfiles:-0}" -gt 0 ]
-result $? "perf record --threads --perfclock: the index has horizons for the data files (${nfiles:-0})"
-# The weakest proof present.
-horizon=none
+# patched NAME THREADS: patched perf record --threads=THREADS --perfclock
+# of the load, read by patched perf (and by stock, for NAME patched);
+# prints the summary line.
+patched() {
+	p_name=$1 p_threads=$2 p_ooo=n/a p_peak=n/a p_events=n/a horizon=none
+	p_what="perf record --threads=$p_threads --perfclock"
+	r_threads=$p_threads record "$p_name" "$patched" --perfclock
+	result $? "$p_what: patched records the load" "$(tail -n 5 "$dir/$p_name.rec.err")"
+	grep -- '^--threads' "$dir/$p_name.rec.err" | sed 's/^/# perf-record-threads: /'
+	hdr=$("$patched" report --header-only -i "$dir/$p_name.data" 2> /dev/null |
+		grep '^# flush horizons')
+	echo "$hdr" | sed 's/^# /# perf-record-threads: /'
+	nfiles=$(echo "$hdr" | sed -n 's/.*, \([0-9]*\) for the data.N files.*/\1/p')
+	[ "${nfiles:-0}" -gt 0 ]
+	result $? "$p_what: the index has horizons for the data files (${nfiles:-0})"
+	# The weakest proof present.
+	pc=$(num per-CPU) gp=$(num 'grace period') es=$(num estimate)
+	if [ "${es:-0}" -gt 0 ]; then horizon=estimate
+	elif [ "${gp:-0}" -gt 0 ]; then horizon=gp
+	elif [ "${pc:-0}" -gt 0 ]; then horizon=percpu
+	fi
+
+	if count "$p_name" "$patched" "$p_name"; then
+		result 0 "perf-record-threads: patched reads its $p_threads directory"
+		p_ooo=$ooo p_peak=$peak p_events=$events
+		echo "# perf-record-threads: $p_name: $events events, $ooo out of order (perf), $text (text), peak $peak, rss $rss KB, flushed at: $rule"
+		case $rule in
+		"recorded horizons (directory: "[1-9]*) st=0 ;;
+		*) st=1 ;;
+		esac
+		result $st "$p_what: the reader flushed at the recorded horizons ($rule)"
+		result $((ooo != 0)) "$p_what: 0 events out of order for perf's reader ($ooo)"
+		result $((text != 0)) "$p_what: read back in time order ($text lines below the line before)"
+	else
+		result 1 "perf-record-threads: patched reads its $p_threads directory" \
+			"$(tail -n 5 "$dir/$p_name.script.err")"
+	fi
+
+	if [ "$p_name" = patched ]; then
+		if count compat "$stock" patched; then
+			result $((ooo != 0)) "$p_what: stock perf reads the patched directory, 0 out of order ($ooo of $events)"
+		else
+			result 1 "$p_what: stock perf reads the patched directory" \
+				"$(tail -n 5 "$dir/compat.script.err")"
+		fi
+	fi
+
+	echo "# perf-record-threads threads=$p_threads stock_ooo=${stock_ooo:-n/a} patched_ooo=$p_ooo stock_peak=${stock_peak:-n/a} stock_events=${stock_events:-n/a} patched_peak=$p_peak patched_events=$p_events horizon=$horizon"
+}
 num() { echo "$hdr" | sed -n "s/.*$1 \([0-9]*\).*/\1/p"; }
-pc=$(num per-CPU) gp=$(num 'grace period') es=$(num estimate)
-if [ "${es:-0}" -gt 0 ]; then horizon=estimate
-elif [ "${gp:-0}" -gt 0 ]; then horizon=gp
-elif [ "${pc:-0}" -gt 0 ]; then horizon=percpu
-fi
 
-if count patched "$patched" patched; then
-	result 0 "perf-record-threads: patched reads its directory"
-	patched_ooo=$ooo patched_peak=$peak patched_events=$events
-	echo "# perf-record-threads: patched: $events events, $ooo out of order (perf), $text (text), peak $peak, rss $rss KB, flushed at: $rule"
-	case $rule in
-	"recorded horizons (directory: "[1-9]*) st=0 ;;
-	*) st=1 ;;
-	esac
-	result $st "perf record --threads --perfclock: the reader flushed at the recorded horizons ($rule)"
-	result $((ooo != 0)) "perf record --threads --perfclock: 0 events out of order for perf's reader ($ooo)"
-	result $((text != 0)) "perf record --threads --perfclock: read back in time order ($text lines below the line before)"
-else
-	result 1 "perf-record-threads: patched reads its directory" "$(tail -n 5 "$dir/patched.script.err")"
-fi
-
-if count compat "$stock" patched; then
-	result $((ooo != 0)) "perf record --threads --perfclock: stock perf reads the patched directory, 0 out of order ($ooo of $events)"
-else
-	result 1 "perf record --threads --perfclock: stock perf reads the patched directory" \
-		"$(tail -n 5 "$dir/compat.script.err")"
-fi
-
-echo "# perf-record-threads stock_ooo=${stock_ooo:-n/a} patched_ooo=${patched_ooo:-n/a} stock_peak=${stock_peak:-n/a} stock_events=${stock_events:-n/a} patched_peak=${patched_peak:-n/a} patched_events=${patched_events:-n/a} horizon=$horizon"
+# One thread per CPU (the default): per-CPU horizons where there are.
+# One thread for every ring of a package: the horizon of every ring.
+patched patched cpu
+patched patched-package package
 
 [ "${TH_KEEP:-0}" = 1 ] || [ -n "${TH_DIR:-}" ] || rm -rf "$dir"
 [ "${TH_NO_FINISH:-0}" = 1 ] || finish
