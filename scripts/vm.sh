@@ -8,6 +8,7 @@
 #                 [--timeout 900] [--boot-timeout 300] [--silence-timeout 0]
 #                 [--modules-from /lib/modules/KVER] [--extra-root DIR]
 #                 [--hold-events "EVENT..."] [--cpu MODEL] [--qemu-arg ARG]...
+#                 [--tcg-threads multi|single]
 #
 # The checks do not call it directly: boot() in scripts/vm-lib.sh does,
 # with the command line of the clock regime, and boots once more a guest
@@ -51,6 +52,15 @@
 #   --modules-from  a /lib/modules/KVER tree; its msr.ko (.ko or .ko.xz) is
 #                   copied, uncompressed, to /payload/extra/msr.ko
 #   --cpu           QEMU's -cpu (default max)
+#   --tcg-threads   multi (default: a host thread per vCPU) or single (one
+#                   host thread runs every vCPU in turn): for a guest whose
+#                   test patches kernel text that every CPU runs, where no
+#                   held event can keep the site switched (the sched_clock
+#                   reset: __sched_clock_stable, which sched_clock_cpu()
+#                   tests on every clock read). With one thread no vCPU runs
+#                   while another rewrites the text, so none can keep
+#                   running a translation of the bytes from before the
+#                   patch (docs/lessons.md, the stale int3)
 #   --qemu-arg      one more QEMU argument (may be repeated), e.g. the
 #                   VMware-looking guest of scripts/check.sh: --cpu
 #                   max,-hypervisor --qemu-arg -machine --qemu-arg
@@ -99,12 +109,13 @@ set -euo pipefail
 
 die_usage() {
 	[ $# -eq 0 ] || echo "vm.sh: $*" >&2
-	sed -n '4,13p' "$0" | sed 's/^# \{0,1\}//' >&2
+	sed -n '4,14p' "$0" | sed 's/^# \{0,1\}//' >&2
 	exit 64
 }
 
 kernel='' payload='' out='' regime='' append='' modules_from='' extra_root='' hold_events=''
 smp=4 mem=1024 timeout_s=900 boot_timeout_s=300 silence_s=0 cpu=max qemu_args=()
+tcg_threads=multi
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--kernel)       [ $# -ge 2 ] || die_usage "$1 needs a value"; kernel=$2; shift 2 ;;
@@ -122,6 +133,7 @@ while [ $# -gt 0 ]; do
 	--hold-events)  [ $# -ge 2 ] || die_usage "$1 needs a value"; hold_events=$2; shift 2 ;;
 	--cpu)          [ $# -ge 2 ] || die_usage "$1 needs a value"; cpu=$2; shift 2 ;;
 	--qemu-arg)     [ $# -ge 2 ] || die_usage "$1 needs a value"; qemu_args+=("$2"); shift 2 ;;
+	--tcg-threads)  [ $# -ge 2 ] || die_usage "$1 needs a value"; tcg_threads=$2; shift 2 ;;
 	-h|--help)      die_usage ;;
 	*)              die_usage "unknown argument: $1" ;;
 	esac
@@ -129,6 +141,10 @@ done
 if [ -z "$kernel" ] || [ -z "$payload" ] || [ -z "$out" ]; then
 	die_usage "--kernel, --payload and --out are required"
 fi
+case "$tcg_threads" in
+multi|single) ;;
+*) die_usage "--tcg-threads must be multi or single (got '$tcg_threads')" ;;
+esac
 case "$regime" in
 stable|unstable) ;;
 *) die_usage "--regime must be stable or unstable (got '$regime')" ;;
@@ -322,7 +338,7 @@ qemu_rc=0
 # terminal. timeout -k: SIGTERM first, SIGKILL 5 s later if QEMU hangs.
 timeout -k 5 "$timeout_s" qemu-system-x86_64 \
 	-nodefaults -no-user-config \
-	-accel tcg,thread=multi -cpu "$cpu" -smp "$smp" -m "$mem" "${qemu_args[@]}" \
+	-accel tcg,thread="$tcg_threads" -cpu "$cpu" -smp "$smp" -m "$mem" "${qemu_args[@]}" \
 	-nographic -display none -monitor none -no-reboot \
 	-kernel "$kernel" -initrd "$initrd" -append "$cmdline" \
 	-serial "file:$console_log" -serial "file:$payload_log" \

@@ -20,6 +20,7 @@
 #include <sys/wait.h>
 
 #include "perfclock_util.h"
+#include "libperfclock.h"
 
 #define LATE_RING_PAGES		64
 #define LATE_SAMPLE_PERIOD_NS	100000	/* cpu-clock: 10 kHz per CPU */
@@ -228,6 +229,41 @@ static inline int late_env_int(const char *name, int def)
 	const char *s = getenv(name);
 
 	return s && *s ? atoi(s) : def;
+}
+
+/*
+ * perfclock_get_info() and perfclock_horizon() may return -EAGAIN: "ask
+ * again" (libperfclock.h), when a page stayed busy for all of a read's
+ * tries. In an overcommitted TCG guest the writer's vCPU can be
+ * descheduled for tens of ms mid-update, longer than those tries; a test
+ * then asks again, as a tool would, and fails only on another error or
+ * when the page stays busy for LATE_EAGAIN_TRIES asks in a row.
+ */
+#define LATE_EAGAIN_TRIES	1000
+
+static inline int late_get_info(struct perfclock *clk,
+				struct perfclock_clock_info *info)
+{
+	int err = -EAGAIN, k;
+
+	for (k = 0; k < LATE_EAGAIN_TRIES && err == -EAGAIN; k++) {
+		if (k)
+			sched_yield();
+		err = perfclock_get_info(clk, info);
+	}
+	return err;
+}
+
+static inline int late_horizon(struct perfclock *clk, uint64_t *ns)
+{
+	int err = -EAGAIN, k;
+
+	for (k = 0; k < LATE_EAGAIN_TRIES && err == -EAGAIN; k++) {
+		if (k)
+			sched_yield();
+		err = perfclock_horizon(clk, ns);
+	}
+	return err;
 }
 
 #endif /* PERFCLOCK_LATE_H */

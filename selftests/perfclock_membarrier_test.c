@@ -140,7 +140,7 @@ TEST_F(mb, no_record_below_the_membarrier_horizon)
 		SKIP(return, "perf offers no time_zero (an unstable or paravirt sched_clock): only the module reads perf_clock here");
 	}
 	ASSERT_NE(NULL, clk) TH_LOG("open %s: %s", variant->name, strerror(errno));
-	ASSERT_EQ(0, perfclock_get_info(clk, &info));
+	ASSERT_EQ(0, late_get_info(clk, &info));
 	TH_LOG("%s: horizon %s", variant->name, perfclock_horizon_name(&info));
 	/* CLOCK_MONOTONIC: exact except the NTP slope (libperfclock.h). */
 	if (variant->clockid == CLOCK_MONOTONIC) {
@@ -163,8 +163,8 @@ TEST_F(mb, no_record_below_the_membarrier_horizon)
 	start = mono_ns();
 	while (!late_run_done(start, mono_ns(), seconds, max_seconds,
 			      expect_bare_late, v[BARE].late)) {
-		ASSERT_EQ(0, perfclock_horizon(clk, &v[OURS].next));
-		ASSERT_EQ(0, perfclock_horizon(bare, &v[BARE].next));
+		ASSERT_EQ(0, late_horizon(clk, &v[OURS].next));
+		ASSERT_EQ(0, late_horizon(bare, &v[BARE].next));
 		for (i = 0; i < self->nrings; i++)
 			ASSERT_EQ(0, late_ring_drain(&self->rings[i], v, NV,
 						     &records));
@@ -178,7 +178,7 @@ TEST_F(mb, no_record_below_the_membarrier_horizon)
 	for (i = 0; i < self->nrings; i++)
 		lost += self->rings[i].lost;
 
-	ASSERT_EQ(0, perfclock_get_info(clk, &info));
+	ASSERT_EQ(0, late_get_info(clk, &info));
 	for (k = 0; k < NV; k++)
 		TH_LOG("%s: %llu late of %llu records (worst %llu ns)",
 		       v[k].name, (unsigned long long)v[k].late,

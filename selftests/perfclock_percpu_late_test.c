@@ -178,7 +178,7 @@ TEST_F(pl, h_c_read_on_the_wrong_cpu_is_late_pinned_is_not)
 	if (!u.clk && variant->clockid < 0 && errno == ENOENT)
 		SKIP(return, "no %s (module not loaded)", PC_DEVICE);
 	ASSERT_NE(NULL, u.clk) TH_LOG("open %s: %s", variant->name, strerror(errno));
-	ASSERT_EQ(0, perfclock_get_info(u.clk, &info));
+	ASSERT_EQ(0, late_get_info(u.clk, &info));
 	TH_LOG("%s: per-CPU horizon %s", variant->name,
 	       perfclock_horizon_cpu_name(&info));
 	ASSERT_TRUE(info.flags & PERFCLOCK_CLOCK_HORIZON_PERCPU);
