@@ -241,27 +241,15 @@ static inline int late_env_int(const char *name, int def)
  */
 #define LATE_EAGAIN_TRIES	1000
 
-/* @call's value: its first other than -EAGAIN, or -EAGAIN after them all. */
-#define late_ask_again(call) ({					\
-	int __err = -EAGAIN, __k;					\
-									\
-	for (__k = 0; __k < LATE_EAGAIN_TRIES && __err == -EAGAIN; __k++) { \
-		if (__k)						\
-			sched_yield();					\
-		__err = (call);						\
-	}								\
-	__err;								\
-})
-
 static inline int late_get_info(struct perfclock *clk,
 				struct perfclock_clock_info *info)
 {
-	return late_ask_again(perfclock_get_info(clk, info));
+	return pc_ask_again(LATE_EAGAIN_TRIES, perfclock_get_info(clk, info));
 }
 
 static inline int late_horizon(struct perfclock *clk, uint64_t *ns)
 {
-	return late_ask_again(perfclock_horizon(clk, ns));
+	return pc_ask_again(LATE_EAGAIN_TRIES, perfclock_horizon(clk, ns));
 }
 
 #endif /* PERFCLOCK_LATE_H */

@@ -229,6 +229,21 @@ static inline int pc_read_ioctl(int fd, const struct perfclock_page *pg,
 }
 
 /*
+ * @call's value: its first other than -EAGAIN, or -EAGAIN after @tries
+ * calls, yielding the CPU between two.
+ */
+#define pc_ask_again(tries, call) ({					\
+	int __err = -EAGAIN, __k;					\
+									\
+	for (__k = 0; __k < (tries) && __err == -EAGAIN; __k++) {	\
+		if (__k)						\
+			sched_yield();					\
+		__err = (call);						\
+	}								\
+	__err;								\
+})
+
+/*
  * The page path alone. Under TCG the writer's vCPU can be descheduled
  * mid-update, and a reader then gives up with -EAGAIN (the library falls
  * back to the ioctl); a test of the page path retries the page instead.
@@ -236,16 +251,8 @@ static inline int pc_read_ioctl(int fd, const struct perfclock_page *pg,
 static inline int pc_read_page(int fd, const struct perfclock_page *pg,
 			       uint64_t *ns)
 {
-	int err, tries;
-
 	(void)fd;
-	for (tries = 0; tries < 1000; tries++) {
-		err = perfclock_page_read_now(pg, ns);
-		if (err != -EAGAIN)
-			return err;
-		sched_yield();
-	}
-	return err;
+	return pc_ask_again(1000, perfclock_page_read_now(pg, ns));
 }
 
 /* How far @mine, read after @seen was observed, is below it (0: not). */
