@@ -27,16 +27,19 @@
 #                 user/tests/test_{module,ring_real}.c; but for
 #                 guest-long's one), and overcommit-KERNEL-REGIME,
 #                 selftests/run_overcommit.sh in an 8-vCPU guest
-#                 (both regimes); and reset-vmware-KERNEL on the newest
-#                 kernel: the sched_clock reset in a guest that looks
-#                 like VMware (selftests/run_reset.sh)
+#                 (both regimes); and on the newest kernel the
+#                 sched_clock reset (selftests/run_reset.sh, one TCG
+#                 thread): reset-plain-KERNEL, where the selftest guests'
+#                 mark of the TSC as unstable runs, and reset-vmware-KERNEL,
+#                 in a guest that looks like VMware
 # What `make check` leaves out to stay under ten minutes on a new 2-core
 # machine, `make check-kernels` runs (section long, in .ci/run):
 #   guest-long    when there are two kernels or more, the first kernel's
 #                 (6.1's) selftest guest in the unstable regime, the most
 #                 expensive guest, and its two overcommit guests; the
 #                 unstable regime and the overcommit guests run in make
-#                 check on 6.12; reset-fallback-KERNEL (the first
+#                 check on 6.12; reset-plain-KERNEL of every kernel
+#                 but the newest; reset-fallback-KERNEL (the first
 #                 kernel): the VMware-looking guest with kprobes disarmed
 #                 before the reset
 #   demo-guest    scripts/check-demo.sh guest: demo_flush in a guest per
@@ -243,39 +246,48 @@ if want guest || want guest-long; then
 fi
 
 if want guest || want guest-long; then
-	# The run-time sched_clock reset where a hypervisor is detected yet
-	# sched_clock is native (the module used to miss it): QEMU made to look like
-	# VMware (selftests/run_reset.sh says how), payload run_reset.sh
-	# (perfclock_generation_test alone, about 50 s a boot). The newest
-	# kernel's in guest; in guest-long, the same with kprobes disarmed
-	# before the reset, where the module must refuse perf_clock()
-	# horizons rather than wait (the first kernel's).
+	# The run-time sched_clock reset: payload run_reset.sh
+	# (perfclock_generation_test alone, 16-65 s a boot; selftests/run_reset.sh
+	# says what each guest shows), one mark of the TSC as unstable per boot:
+	#  - plain: stock TCG, the TSC model and the page's fast path on. The
+	#    selftest guests leave their mark to it (selftests/run.sh). The
+	#    newest kernel's in guest, every other kernel's in guest-long;
+	#  - vmware: QEMU made to look like VMware, a hypervisor detected yet
+	#    sched_clock native (the module used to miss the reset). The
+	#    newest kernel's, in guest;
+	#  - fallback: the same with kprobes disarmed before the reset, where
+	#    the module must refuse perf_clock() horizons rather than wait.
+	#    The first kernel's, in guest-long.
 	# One TCG thread for all vCPUs (vm.sh --tcg-threads): the reset
 	# switches __sched_clock_stable, a static branch every CPU runs in
 	# sched_clock_cpu(), and no held event can keep it switched; with a
-	# thread per vCPU, 6.12's VMware guest died once of the stale int3
-	# (docs/lessons.md) there, "Oops: int3" in sched_clock_cpu().
+	# thread per vCPU, 6.12's guests died of the stale int3
+	# (docs/lessons.md) there, "Oops: int3" in sched_clock_cpu(), once in
+	# the VMware guest and once in the selftest guest.
 	vmware=(--cpu 'max,-hypervisor' --qemu-arg -machine --qemu-arg 'pc,vmport=on'
-		--qemu-arg -smbios --qemu-arg 'type=1,serial=VMware-perfclock'
-		--tcg-threads single)
-	for mode in vmware fallback; do
-		if [ $mode = vmware ]; then
-			i=$(( ${#kvers[@]} - 1 ))
-			want guest || continue
-		else
-			i=0
-			want guest-long || continue
-		fi
+		--qemu-arg -smbios --qemu-arg 'type=1,serial=VMware-perfclock')
+	newest=$(( ${#kvers[@]} - 1 ))
+	resets=()
+	want guest && resets+=("plain $newest" "vmware $newest")
+	if want guest-long; then
+		for i in "${!kvers[@]}"; do
+			[ "$i" -eq "$newest" ] || resets+=("plain $i")
+		done
+		resets+=("fallback 0")
+	fi
+	for reset in "${resets[@]}"; do
+		read -r mode i <<< "$reset"
 		k=${kvers[$i]}
 		p=build/guest/payload-reset-$k
 		rm -rf "$p" && mkdir -p "$p"
 		cp build/selftests/perfclock_generation_test "build/kernels/$k"/*.ko "$p/"
 		cp build/selftests/run_reset.sh "$p/run.sh"
 		extra=()
-		[ $mode = fallback ] && extra=(--append perfclock_reset_fallback=1)
+		[ "$mode" = plain ] || extra+=("${vmware[@]}")
+		[ "$mode" = fallback ] && extra+=(--append perfclock_reset_fallback=1)
 		g=reset-$mode-${klabels[$i]}
 		boot stable "build/guest/$g" --kernel "/boot/vmlinuz-$k" --payload "$p" \
-			"${vmware[@]}" "${extra[@]}" > "$log/$g.tap" 2> "$log/$g.err"
+			--tcg-threads single "${extra[@]}" > "$log/$g.tap" 2> "$log/$g.err"
 		st=$?
 		before=$n
 		collect "$g" "$log/$g.tap"

@@ -104,18 +104,24 @@ echo "# === perfclock_access_test"
 echo "# === kernel"
 log_clean "the access test"
 
-# Horizon generations: a REALTIME set back (both regimes), then, in the
-# stable regime, sched_clock turned unstable by perfclock_mark_tsc_unstable.ko.
-# The kernel's own lines about the TSC it was told to give up on are expected.
+# Horizon generations: a REALTIME set back (both regimes) and kprobes
+# disarmed. Not sched_clock turned unstable (perfclock_mark_tsc_unstable.ko):
+# that switches __sched_clock_stable, a static branch every CPU runs and no
+# held event keeps switched, and under TCG with a thread per vCPU a vCPU
+# can run a stale translation of the int3 written while it is patched
+# ("Oops: int3" in sched_clock_cpu(), docs/lessons.md). run_reset.sh marks
+# the TSC unstable in a guest of its own, which scripts/check.sh boots on
+# one TCG thread; this guest keeps a thread per vCPU for the tests that
+# need CPUs running at once.
 echo "# === perfclock_clock_set_test"
 ./perfclock_clock_set_test || rc=1
 # The same sets through the library, on the module's horizons.
 echo "# === libperfclock test_clock_set module"
 ./test_clock_set module || rc=1
 echo "# === perfclock_generation_test"
-PERFCLOCK_MARK_KO=/payload/perfclock_mark_tsc_unstable.ko ./perfclock_generation_test || rc=1
+PERFCLOCK_MARK_KO= ./perfclock_generation_test || rc=1
 echo "# === kernel"
-log_clean "the generation test" 'TSC found unstable after boot|TSC synchronization|TSC warp|turning off TSC clock'
+log_clean "the generation test"
 
 check "module unloads at the end" rmmod perfclock
 log_clean "unload"

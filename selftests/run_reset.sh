@@ -4,8 +4,11 @@
 # Runs inside a guest as /payload/run.sh (scripts/vm.sh), for the sched_clock
 # reset alone: loads the module, runs perfclock_generation_test (whose
 # sched_clock_turns_unstable marks the TSC unstable: once per boot), and
-# checks the kernel log. scripts/check.sh boots it where the stock selftest
-# guest cannot show the case:
+# checks the kernel log. scripts/check.sh boots it on one TCG thread for
+# all vCPUs (vm.sh --tcg-threads single; docs/lessons.md says why), in
+# the stable regime:
+#  - plain (the TSC model, the page's fast path on): the selftest guest
+#    (run.sh) leaves the mark to this one;
 #  - QEMU made to look like VMware (DMI serial "VMware-...", the VMware
 #    backdoor port, no CPUID hypervisor bit): arch/x86/kernel/cpu/vmware.c
 #    detects VMware, fails to read the TSC frequency from QEMU's backdoor
