@@ -3,10 +3,12 @@
 #
 # scripts/test-vm-lib.sh — the host-side decisions of scripts/vm-lib.sh,
 # as TAP lines for scripts/check.sh (section lint): when boot() may boot
-# a guest once more after a soft lockup, or after it froze. The fixtures
+# a guest once more after a soft lockup, an int3 gone from the text, or
+# after it froze. The fixtures
 # are real reports (scripts/testdata/tcg-lockup-console.log: CI's stable
 # demo guest, the module loaded, CPU 0 in text_poke_bp_batch() waiting for
-# CPU 1; tcg-stale-jump-console.log: both CPUs on a just-patched jump);
+# CPU 1; tcg-stale-jump-console.log: both CPUs on a just-patched jump;
+# tcg-stale-int3-console.log: an int3 trap on text without the int3);
 # the variants are made from them here.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
@@ -69,6 +71,35 @@ verdict retry "stuck on a five-byte forward jump" "$tmp/stale-e9"
 
 grep -v 'Kernel panic - not syncing' "$stale" > "$tmp/stale-nopanic"
 verdict fail "stuck on a jump, no panic (the report cut short)" "$tmp/stale-nopanic"
+
+# An int3 trap on text that no longer holds the int3 (real report: make
+# check's 6.12 selftest guest, an excerpt: CPU 1's last frames and the
+# second report's call trace left out).
+int3=scripts/testdata/tcg-stale-int3-console.log
+# stale_int3 WANT NAME FILE
+stale_int3() {
+	local got=fail
+	tcg_stale_int3 "$3" && got=retry
+	[ "$got" = "$1" ]
+	result $? "vm-lib: $2: $1 (got $got)"
+}
+stale_int3 retry "Oops: int3 with the int3 gone from memory, no perfclock frame" "$int3"
+
+sed 's/ 53 eb <1b> e8/ 53 cc <1b> e8/' "$int3" > "$tmp/int3-present"
+stale_int3 fail "Oops: int3 with the int3 still in memory" "$tmp/int3-present"
+
+sed 's/update_rq_clock+0x35\/0x1a0/perfclock_timer_fn+0x21\/0x90 [perfclock]/' "$int3" > "$tmp/int3-ours"
+grep -q perfclock_timer_fn "$tmp/int3-ours"
+stale_int3 fail "Oops: int3 with a perfclock frame" "$tmp/int3-ours"
+
+grep -v 'Kernel panic - not syncing' "$int3" > "$tmp/int3-nopanic"
+stale_int3 fail "Oops: int3, no panic (the report cut short)" "$tmp/int3-nopanic"
+
+sed 's/Oops: int3/Oops: general protection fault/' "$int3" > "$tmp/int3-gp"
+stale_int3 fail "another Oops" "$tmp/int3-gp"
+
+stale_int3 fail "a text-patching lockup is not an int3" "$fixture"
+stale_int3 fail "a clean console" "$tmp/empty"
 
 # froze WANT NAME DIR: when a guest that timed out went silent as a whole.
 froze() {
