@@ -19,10 +19,11 @@ fixture=scripts/testdata/tcg-lockup-console.log
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-# verdict WANT NAME FILE: WANT is "retry" or "fail".
+# verdict WANT NAME FILE [CHECK]: WANT is "retry" or "fail"; CHECK the
+# vm-lib.sh function that decides (default tcg_patching_lockup).
 verdict() {
 	local got=fail
-	tcg_patching_lockup "$3" && got=retry
+	"${4:-tcg_patching_lockup}" "$3" && got=retry
 	[ "$got" = "$1" ]
 	result $? "vm-lib: $2: $1 (got $got)"
 }
@@ -76,30 +77,23 @@ verdict fail "stuck on a jump, no panic (the report cut short)" "$tmp/stale-nopa
 # check's 6.12 selftest guest, an excerpt: CPU 1's last frames and the
 # second report's call trace left out).
 int3=scripts/testdata/tcg-stale-int3-console.log
-# stale_int3 WANT NAME FILE
-stale_int3() {
-	local got=fail
-	tcg_stale_int3 "$3" && got=retry
-	[ "$got" = "$1" ]
-	result $? "vm-lib: $2: $1 (got $got)"
-}
-stale_int3 retry "Oops: int3 with the int3 gone from memory, no perfclock frame" "$int3"
+verdict retry "Oops: int3 with the int3 gone from memory, no perfclock frame" "$int3" tcg_stale_int3
 
 sed 's/ 53 eb <1b> e8/ 53 cc <1b> e8/' "$int3" > "$tmp/int3-present"
-stale_int3 fail "Oops: int3 with the int3 still in memory" "$tmp/int3-present"
+verdict fail "Oops: int3 with the int3 still in memory" "$tmp/int3-present" tcg_stale_int3
 
 sed 's/update_rq_clock+0x35\/0x1a0/perfclock_timer_fn+0x21\/0x90 [perfclock]/' "$int3" > "$tmp/int3-ours"
 grep -q perfclock_timer_fn "$tmp/int3-ours"
-stale_int3 fail "Oops: int3 with a perfclock frame" "$tmp/int3-ours"
+verdict fail "Oops: int3 with a perfclock frame" "$tmp/int3-ours" tcg_stale_int3
 
 grep -v 'Kernel panic - not syncing' "$int3" > "$tmp/int3-nopanic"
-stale_int3 fail "Oops: int3, no panic (the report cut short)" "$tmp/int3-nopanic"
+verdict fail "Oops: int3, no panic (the report cut short)" "$tmp/int3-nopanic" tcg_stale_int3
 
 sed 's/Oops: int3/Oops: general protection fault/' "$int3" > "$tmp/int3-gp"
-stale_int3 fail "another Oops" "$tmp/int3-gp"
+verdict fail "another Oops" "$tmp/int3-gp" tcg_stale_int3
 
-stale_int3 fail "a text-patching lockup is not an int3" "$fixture"
-stale_int3 fail "a clean console" "$tmp/empty"
+verdict fail "a text-patching lockup is not an int3" "$fixture" tcg_stale_int3
+verdict fail "a clean console" "$tmp/empty" tcg_stale_int3
 
 # froze WANT NAME DIR: when a guest that timed out went silent as a whole.
 froze() {
