@@ -15,11 +15,12 @@
  *  - sched_clock_turns_unstable: the stable regime only, and last (the
  *    TSC stays unstable for the rest of the boot); skipped when
  *    PERFCLOCK_MARK_KO is set and empty (selftests/run.sh: the test
- *    guests mark the TSC unstable in a boot of their own, run_reset.sh). The GTOD is first run
- *    10% slow for a few seconds (adjtimex ADJ_TICK), so that it falls
- *    behind sched_clock; then perfclock_mark_tsc_unstable.ko marks the
- *    TSC unstable, and kernel/sched/clock.c:__sched_clock_work() resets
- *    every CPU's clock from the GTOD: perf_clock() steps back by the lag.
+ *    guests mark the TSC unstable in a boot of their own, run_reset.sh).
+ *    The GTOD is first run 10% slow for a few seconds (adjtimex
+ *    ADJ_TICK), so that it falls behind sched_clock; then
+ *    perfclock_mark_tsc_unstable.ko marks the TSC unstable, and
+ *    kernel/sched/clock.c:__sched_clock_work() resets every CPU's clock
+ *    from the GTOD: perf_clock() steps back by the lag.
  *    The mark is made by a SCHED_FIFO thread, and the test module keeps
  *    that CPU HOLD_MS after it, so that the reset work queued there
  *    waits: meanwhile
