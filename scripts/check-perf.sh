@@ -49,7 +49,12 @@
 #      patched perf record --perfclock (module loaded), -a, of
 #      sched:sched_switch, sched:sched_wakeup and cpu-clock under
 #      `perf bench sched messaging -g 1 -l REC_LOOPS`, each file read by
-#      both builds (perf script, perf report --stats, perf inject); and
+#      both builds (perf script, perf report --stats, perf inject); the
+#      same for the series built without libperfclock (backend nolib,
+#      GUEST_NOLIB_RECORD: perf's own horizon, time_zero and membarrier)
+#      in the stable regime with one --threads recording of per-CPU
+#      horizons (PERFNOLIBTHREADS), and in the unstable one its word
+#      that perf's clock has no horizon there (PERFNOLIB); and
 #      perf top's runs (scripts/guest/perf-top.sh, where the series has
 #      them). One more boot, 8 vCPUs on this machine's 2 cores (the
 #      overcommit of make check's overcommit guests), in one regime
@@ -58,7 +63,9 @@
 #      10 ms: short passes);
 #   4. on the host (no module: -k mono, libperfclock's membarrier horizon):
 #      the same messaging load, and perf trace stopped by SIGSTOP 2 s three
-#      times under `stress-ng --switch`.
+#      times under `stress-ng --switch`; the messaging load once more
+#      with the series built without libperfclock as the patched build
+#      (backend mono-nolib: perf's own membarrier horizon).
 #
 # For each run pair it prints
 #   # perf-trace scenario=NAME regime=R backend=B stock_ooo=N patched_ooo=M stock_lost=N patched_lost=M events=N
@@ -86,7 +93,8 @@
 # run made stock perf's round rule show any out-of-order event, on a
 # stock file or a patched one, that check is a SKIP saying so. On the
 # host, the perf shell tests the series adds: patched perf passes them,
-# stock perf skips them. Then the seconds each phase took:
+# and so does the series built without libperfclock; stock perf skips
+# them. Then the seconds each phase took:
 #   # perf-times: setup=N chain-nolib=N chain-lib=N full=N ... total=N
 # Last line: "N passed, N failed, N skipped".
 #
@@ -100,6 +108,8 @@
 #                    the regimes' boots, after and before insmod
 #   GUEST_RECORD     perf record's runs there (default msg:device; backend
 #                    mono: -k mono, patched -k mono --perfclock)
+#   GUEST_NOLIB_RECORD  the same for the series without libperfclock, in
+#                    the stable regime (default msg:nolib; empty: none)
 #   OVER_RECORD      perf record's runs in the 8-vCPU guest (default
 #                    "msg:device light:device"); OVER_REGIME its regime
 #   REC_LOOPS        perf bench sched messaging -l for them (default 50)
@@ -128,6 +138,7 @@ REC_LOOPS=${REC_LOOPS:-50}
 GUEST_TRACE=${GUEST_TRACE-light:device msg:device msg:mono stall:device}
 GUEST_NOMOD_TRACE=${GUEST_NOMOD_TRACE-msg:mono-nomod}
 GUEST_RECORD=${GUEST_RECORD:-msg:device}
+GUEST_NOLIB_RECORD=${GUEST_NOLIB_RECORD-msg:nolib}
 GUEST_TOP=${GUEST_TOP:-light:device msg:device}
 OVER_RECORD=${OVER_RECORD:-msg:device light:device}
 OVER_REGIME=${OVER_REGIME:-unstable}
@@ -617,9 +628,10 @@ report() {
 		# Every horizon is exact: the device backend's; -k mono's with
 		# the module loaded (libperfclock takes the clockid's horizon
 		# from it); and -k mono's without the module (mono-nomod in the
-		# guest, the host): libperfclock's membarrier horizon.
+		# guest, the host): libperfclock's membarrier horizon; and
+		# mono-nolib's, perf's own membarrier horizon (no library).
 		case $where:$be in
-		guest:*|*:device|host:mono)
+		guest:*|*:device|host:mono|host:mono-nolib)
 			echo "$rule" | grep -q 'exact'
 			result $? "$desc: patched perf $tool used an exact horizon ($rule)"
 			;;
@@ -712,6 +724,8 @@ if ! skip guest; then
 	cp scripts/guest/perf-order.awk "$payload/"
 	cp "$stock_perf" "$payload/perf-stock"
 	cp "$patched_perf" "$payload/perf-patched"
+	# The series without libperfclock: perf's own horizon (NOLIB_RECORD).
+	[ -x "$nolib_perf" ] && cp "$nolib_perf" "$payload/perf-nolib"
 	cp "$snap/module/perfclock.ko" "$payload/"
 	# perf top's runs, where the series has them (scripts/guest/perf-top.sh),
 	# and the independent order checker of perf script's output.
@@ -727,6 +741,7 @@ if ! skip guest; then
 NOMOD_SCENARIOS="$GUEST_NOMOD_TRACE"
 SCENARIOS="$GUEST_TRACE"
 RECORD_SCENARIOS="$GUEST_RECORD"
+NOLIB_RECORD="$GUEST_NOLIB_RECORD"
 REC_LOOPS=$REC_LOOPS
 TOP=1
 PERFTOP_SCENARIOS="$GUEST_TOP"
@@ -768,6 +783,24 @@ EOF
 		order_check_state=$(sed -n 's/^# scripts\/perf-order-check.sh: \([a-z]*\) .*/\1/p' "$log/guest-$guest.out" | head -n 1)
 		[ -f scripts/perf-order-check.sh ] || order_check_state="not in the tree"
 		report_record "$guest" "$log/guest-$guest.out"
+		# The series without libperfclock, stable sched_clock: perf
+		# record --threads with each thread's per-CPU horizon of perf's
+		# clock (read, then getcpu), flushed at them, in order.
+		nl=$(grep '^PERFNOLIBTHREADS ' "$log/guest-$guest.out" | tail -n 1)
+		if [ -n "$nl" ]; then
+			[ "$(field rc "$nl")" = 0 ] &&
+				grep -q 'per-CPU [1-9][0-9]*, grace period 0, estimate 0' <<<"$nl" &&
+				grep -q ' 0 out of order, .*flushed at: recorded horizons (directory: [1-9]' <<<"$nl"
+			result $? "guest $guest: perf built without libperfclock, perf record --threads --perfclock: per-CPU horizons only, directory flushed at them, 0 out of order ($(sed 's/^PERFNOLIBTHREADS //' <<<"$nl"))"
+		fi
+		# The series without libperfclock, unstable sched_clock: no
+		# time_zero, so no horizon of perf's clock; said, and recorded.
+		nl=$(grep '^PERFNOLIB ' "$log/guest-$guest.out" | tail -n 1)
+		if [ -n "$nl" ]; then
+			[ "$(field rc "$nl")" = 0 ] && [ "$(field bytes "$nl")" -gt 0 ] 2>/dev/null &&
+				grep -q 'No flush horizon for perf.s clock (perf.s user page offers no time_zero' <<<"$nl"
+			result $? "guest $guest: perf built without libperfclock records with --perfclock and says perf's clock has no horizon without time_zero ($(sed 's/^PERFNOLIB //' <<<"$nl"))"
+		fi
 		report guest "$guest" "$log/guest-$guest.out" top
 	done
 fi
@@ -778,8 +811,10 @@ if ! skip host; then
 		mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null
 	fi
 	h0=$(date +%s)
+	host_scenarios="light:mono msg:mono stall:mono"
+	[ -x "$nolib_perf" ] && host_scenarios+=" msg:mono-nolib"
 	PERF_HOST=1 PERF_DIR=$top/$log/host PERF_STOCK=$stock_perf PERF_PATCHED=$patched_perf \
-		SCENARIOS="light:mono msg:mono stall:mono" LOOPS=2000 STALLS=3 RUN_TIMEOUT=120 \
+		PERF_NOLIB=$nolib_perf SCENARIOS="$host_scenarios" LOOPS=2000 STALLS=3 RUN_TIMEOUT=120 \
 		STALL_LOAD="stress-ng --switch 2 --timeout ${HOST_SECONDS}s --quiet" \
 		timeout 900 sh scripts/guest/perf.sh > "$log/host.out" 2>&1
 	st=$?
@@ -824,8 +859,10 @@ if ! skip host; then
 	# perf's own shell tests that the series adds (tools/perf/tests/
 	# shell/, as `perf test` runs them: perf on PATH, exit 0 pass, 2
 	# skip): patched perf must pass each, here with -k mono's
-	# membarrier horizon (no module on the host); stock perf, which has
-	# no --perfclock, must skip them, not fail.
+	# membarrier horizon (no module on the host), and so must the series
+	# built without libperfclock (perf's own membarrier horizon and
+	# per-CPU reads); stock perf, which has no --perfclock, must skip
+	# them, not fail.
 	st_dir=$log/shell-tests
 	rm -rf "$st_dir" && mkdir -p "$st_dir/src" && git init -q "$st_dir/src"
 	for p in "${patches[@]}"; do
@@ -835,9 +872,13 @@ if ! skip host; then
 	done
 	shell_tests=$(cd "$st_dir/src" 2>/dev/null && ls tools/perf/tests/shell/*.sh 2>/dev/null)
 	for t in $shell_tests; do
-		for b in stock patched; do
+		for b in stock patched nolib; do
 			bin=$stock_perf want=2
 			[ $b = patched ] && bin=$patched_perf want=0
+			if [ $b = nolib ]; then
+				[ -x "$nolib_perf" ] || continue
+				bin=$nolib_perf want=0
+			fi
 			(cd "$st_dir" && PATH=$(dirname "$bin"):$PATH timeout 300 sh "src/$t") \
 				> "$st_dir/${t##*/}.$b.out" 2>&1
 			st=$?

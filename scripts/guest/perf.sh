@@ -19,12 +19,15 @@
 #
 # /payload holds perf-stock and perf-patched (static builds of the same
 # tarball, the first with the series' stock-semantics patches only),
+# perf-nolib (the whole series built without LIBPERFCLOCK=1: perf's own
+# horizon, no library, no module),
 # perfclock.ko, perf-order.awk, perf-top.sh if the series has it, and
 # perf.env (NOMOD_SCENARIOS, run before insmod, SCENARIOS, LOOPS, STALLS,
-# RUN_TIMEOUT, RECORD_SCENARIOS, REC_LOOPS, REC_PATCHED_OPTS, TOP).
+# RUN_TIMEOUT, RECORD_SCENARIOS, NOLIB_RECORD, REC_LOOPS, REC_PATCHED_OPTS,
+# TOP).
 #
 # On the host (check-perf.sh runs it there too) PERF_HOST=1 and the
-# environment gives PERF_STOCK, PERF_PATCHED, PERF_DIR (scratch),
+# environment gives PERF_STOCK, PERF_PATCHED, PERF_NOLIB, PERF_DIR (scratch),
 # SCENARIOS, LOOPS, STALLS, RUN_TIMEOUT and STALL_LOAD (the stall
 # scenario's load command, instead of perf bench); no module is loaded.
 #
@@ -32,7 +35,9 @@
 # mono = -k mono for both builds, patched with --perfclock too:
 # libperfclock's clockid backend, the
 # module loaded; mono-nomod = the same before the module is loaded
-# (NOMOD_SCENARIOS in perf.env): libperfclock's membarrier horizon):
+# (NOMOD_SCENARIOS in perf.env): libperfclock's membarrier horizon;
+# mono-nolib = mono with perf-nolib as the patched build: perf's own
+# membarrier horizon):
 #   msg    perf bench sched messaging under perf trace -a --sort-events
 #   stall  the same load in the background while perf trace is stopped
 #          with SIGSTOP for 2 s, STALLS times
@@ -45,7 +50,7 @@ if [ "${PERF_HOST:-0}" = 1 ]; then
 else
 	cd /payload || exit 1
 	. ./perf.env
-	PERF_STOCK=./perf-stock PERF_PATCHED=./perf-patched tmp=/tmp
+	PERF_STOCK=./perf-stock PERF_PATCHED=./perf-patched PERF_NOLIB=./perf-nolib tmp=/tmp
 	echo "# perf guest: $(uname -r), $(nproc) CPUs, regime $PERFCLOCK_REGIME"
 fi
 
@@ -55,13 +60,14 @@ run() {
 	build=$1 scenario=$2 backend=$3
 	perf=$PERF_STOCK
 	[ "$build" = patched ] && perf=$PERF_PATCHED
+	[ "$build" = patched ] && [ "$backend" = mono-nolib ] && perf=$PERF_NOLIB
 	# -v: the series prints its "Sorted events:" report only with it.
 	opts="-v -a --sort-events -o /dev/null"
 	case $backend in
 	device) [ "$build" = patched ] && opts="$opts --perfclock" ;;
 	# -k alone keeps --sort-events' rule: patched flushes at the -k
 	# clock's horizon with --perfclock.
-	mono|mono-nomod) opts="$opts -k mono"
+	mono|mono-nomod|mono-nolib) opts="$opts -k mono"
 		[ "$build" = patched ] && opts="$opts --perfclock" ;;
 	esac
 	err=$tmp/$build-$scenario-$backend.err
@@ -155,7 +161,8 @@ done
 # ---- perf record and its readers ---------------------------------------------------
 # rec SCENARIO BACKEND: stock perf record, then patched perf record with
 # the horizon (device: --perfclock; mono: -k mono --perfclock, stock -k
-# mono), of the scheduler tracepoints and cpu-clock samples under the
+# mono; nolib: perf-nolib record --perfclock, perf's own horizon of
+# perf's clock, time_zero and membarrier), of the scheduler tracepoints and cpu-clock samples under the
 # scenario's load; then each file read by both builds (perf script,
 # perf report --stats, perf inject). Prints
 #   PERFREC scenario=S backend=B file=F rc=N bytes=N seconds=X
@@ -194,6 +201,7 @@ rec() {
 		perf=$PERF_STOCK opts="-a"
 		[ "$backend" = mono ] && opts="$opts -k mono"
 		[ "$file" = patched ] && perf=$PERF_PATCHED opts="$opts ${REC_PATCHED_OPTS---perfclock}"
+		[ "$file" = patched ] && [ "$backend" = nolib ] && perf=$PERF_NOLIB
 		data=$tmp/rec-$scenario-$backend-$file.data
 		t0=$(now)
 		# -B -N: no build-id pass at the end (it reads the whole file
@@ -281,6 +289,39 @@ fi
 for s in ${RECORD_SCENARIOS:-}; do
 	rec "${s%:*}" "${s#*:}"
 done
+# perf built without libperfclock (perf-nolib): perf's own horizon of
+# perf's clock needs perf's time_zero page, which the kernel offers with
+# a stable sched_clock only. Stable: NOLIB_RECORD's runs, as above,
+# and one --threads recording (per-CPU horizons).
+# Unstable: perf-nolib record --perfclock must say there is no horizon,
+# and record all the same (PERFNOLIB line).
+if [ "${PERF_HOST:-0}" != 1 ] && [ -x "$PERF_NOLIB" ]; then
+	if [ "$PERFCLOCK_REGIME" = stable ]; then
+		for s in ${NOLIB_RECORD:-}; do
+			rec "${s%:*}" "${s#*:}"
+		done
+		# --threads: each thread takes its CPU's horizon, perf's clock
+		# read, then getcpu (PERFNOLIBTHREADS: the index's summary
+		# line and the directory reader's -v line).
+		if [ -n "${NOLIB_RECORD:-}" ]; then
+			d=$tmp/nolib-threads
+			rm -rf "$d"
+			$PERF_NOLIB record -B -N --perfclock --threads -a -e cpu-clock \
+				-e sched:sched_switch -o "$d" -- \
+				"$PERF_STOCK" bench sched messaging -g 1 -l 20 > /dev/null 2> "$d.err"
+			rc=$?
+			hdr=$($PERF_PATCHED report --header-only -i "$d" 2>/dev/null | grep -m 1 '^# flush horizons')
+			oe=$($PERF_PATCHED script -v -i "$d" 2>&1 > /dev/null | grep -m 1 '^Ordered events')
+			echo "PERFNOLIBTHREADS rc=$rc ${hdr#\# }; $oe"
+			rm -rf "$d" "$d.err"
+		fi
+	else
+		$PERF_NOLIB record -B -N --perfclock -a -e cpu-clock -o "$tmp/nolib.data" -- sleep 0.2 \
+			> /dev/null 2> "$tmp/nolib.err"
+		echo "PERFNOLIB regime=$PERFCLOCK_REGIME rc=$? bytes=$(bytes "$tmp/nolib.data") $(grep -m 1 'flush horizon' "$tmp/nolib.err")"
+		rm -f "$tmp/nolib.data" "$tmp/nolib.err"
+	fi
+fi
 
 # ---- perf top (scripts/guest/perf-top.sh) ----------------------------------------
 if [ -f ./perf-top.sh ] && [ "${TOP:-0}" = 1 ]; then
