@@ -162,9 +162,9 @@ done
 # rec SCENARIO BACKEND: stock perf record, then patched perf record with
 # the horizon (device: --perfclock; mono: -k mono --perfclock, stock -k
 # mono; nolib: perf-nolib record --perfclock, perf's own horizon of
-# perf's clock, time_zero and membarrier), of the scheduler tracepoints and cpu-clock samples under the
-# scenario's load; then each file read by both builds (perf script,
-# perf report --stats, perf inject). Prints
+# perf's clock, time_zero and membarrier), of the scheduler tracepoints
+# and cpu-clock samples under the scenario's load; then each file read
+# by both builds (perf script, perf report --stats, perf inject). Prints
 #   PERFREC scenario=S backend=B file=F rc=N bytes=N seconds=X
 #   PERFREAD scenario=S backend=B file=F reader=R rc=N lines=N below=N md5=M
 #            ooo=N script_s=X stats_s=X stats_md5=M
