@@ -32,14 +32,11 @@
 
 #include <linux/perf_event.h>
 
-#if defined(__x86_64__) || defined(__i386__)
-#include <cpuid.h>
-#endif
-
 #include "libperfclock.h"
 #include "internal.h"
 #include "clock_internal.h"
 #include "clock_read.h"
+#include "cpu_rdtscp.h"
 #include "horizon_internal.h"
 #include "timens.h"
 
@@ -50,67 +47,6 @@ enum {
 	PC_CLOCKID_GETCPU,
 	PC_PERF_TSC_AUX,
 };
-
-/* Linux puts (node << 12) | cpu in TSC_AUX (vdso_read_cpunode()). */
-#define TSC_AUX_CPU_MASK	0xfffU
-
-/*
- * rdtscp: the TSC and TSC_AUX, read by one instruction on one CPU. It
- * waits for every earlier instruction to execute (Intel SDM, RDTSCP),
- * so the TSC is not taken ahead of the page's loads before it.
- */
-static inline uint64_t rdtscp(uint32_t *aux)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	uint32_t lo, hi, c;
-
-	__asm__ __volatile__("rdtscp" : "=a"(lo), "=d"(hi), "=c"(c) :: "memory");
-	*aux = c;
-	return ((uint64_t)hi << 32) | lo;
-#else
-	*aux = 0;
-	return 0;
-#endif
-}
-
-/*
- * The kernel's word that it has rdtscp: the flag in /proc/cpuinfo. Only
- * then does it write the CPU number into TSC_AUX
- * (arch/x86/kernel/cpu/common.c: setup_getcpu()), and only then is the
- * instruction known to work here: CPUID alone is not enough (valgrind's
- * CPU advertises rdtscp and traps on it).
- */
-static int kernel_has_rdtscp(void)
-{
-	char line[4096];
-	int found = 0;
-	FILE *f = fopen("/proc/cpuinfo", "re");
-
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f)) {
-		if (strncmp(line, "flags", 5))
-			continue;
-		found = strstr(line, " rdtscp ") || strstr(line, " rdtscp\n");
-		break;
-	}
-	fclose(f);
-	return found;
-}
-
-/* CPUID.80000001H:EDX[27], RDTSCP, and the kernel's word for it. */
-static int have_rdtscp(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	unsigned int a, b, c, d;
-
-	if (!__get_cpuid(0x80000001U, &a, &b, &c, &d) || !(d & (1U << 27)))
-		return 0;
-	return kernel_has_rdtscp();
-#else
-	return 0;
-#endif
-}
 
 /*
  * Does TSC_AUX hold the CPU number, as Linux writes it? Asked once at
@@ -123,15 +59,15 @@ static int tsc_aux_is_cpu(void)
 	uint32_t a, b;
 	int tries, cpu;
 
-	if (!have_rdtscp())
+	if (!perfclock__cpu_has_rdtscp())
 		return 0;
 	for (tries = 0; tries < 16; tries++) {
-		rdtscp(&a);
+		perfclock__rdtscp(&a);
 		cpu = sched_getcpu();
-		rdtscp(&b);
+		perfclock__rdtscp(&b);
 		if (cpu < 0)
 			return 0;
-		if (a == b && (a & TSC_AUX_CPU_MASK) == (uint32_t)cpu)
+		if (a == b && (a & PERFCLOCK_TSC_AUX_CPU_MASK) == (uint32_t)cpu)
 			return 1;
 	}
 	return 0;
@@ -245,11 +181,11 @@ static int module_tsc_aux(struct perfclock *clk, uint64_t *ns, uint32_t *cpu,
 		g = perfclock_page_load(pg->horizon_generation);
 		if (!(flags & PERFCLOCK_PAGE_TSC_VALID) || shift >= 64)
 			return module_ioctl(clk, ns, cpu, gen);
-		tsc = rdtscp(&aux);
+		tsc = perfclock__rdtscp(&aux);
 		if (perfclock_page_seq_retry(pg, seq))
 			continue;
 		*ns = perfclock_tsc_to_ns(tsc, mult, shift, offset);
-		*cpu = aux & TSC_AUX_CPU_MASK;
+		*cpu = aux & PERFCLOCK_TSC_AUX_CPU_MASK;
 		*gen = (clk->info.flags & PERFCLOCK_INFO_HORIZON_GENERATION) ?
 		       g : 1;
 		return 0;
@@ -298,7 +234,7 @@ static int perf_tsc_aux(struct perfclock *clk, uint64_t *ns, uint32_t *cpu)
 		zero = vpc->time_zero;
 		mult = vpc->time_mult;
 		shift = vpc->time_shift;
-		tsc = rdtscp(&aux);
+		tsc = perfclock__rdtscp(&aux);
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
 		if ((seq & 1) ||
 		    __atomic_load_n(&pc->lock, __ATOMIC_RELAXED) != seq)
@@ -307,7 +243,7 @@ static int perf_tsc_aux(struct perfclock *clk, uint64_t *ns, uint32_t *cpu)
 		if (!cap || shift >= 64)
 			return -EOPNOTSUPP;
 		*ns = perfclock_tsc_to_ns(tsc, mult, shift, zero);
-		*cpu = aux & TSC_AUX_CPU_MASK;
+		*cpu = aux & PERFCLOCK_TSC_AUX_CPU_MASK;
 		return 0;
 	}
 	return -EAGAIN;

@@ -54,6 +54,11 @@ result 0 "build: library, tests and bench with -Wall -Wextra -Werror"
 # ---- the tests ----
 run unit "$B/test_unit"
 run device "$B/test_device"
+# The whole device program once more with rdtscp forced each way
+# (tests/fake_cpu.c): its per-CPU part takes both paths in any case;
+# these find any other check that leans on this CPU's features.
+run device-probe-forced-off env PERFCLOCK_TEST_CPU=no-rdtscp "$B/test_device"
+run device-fake-rdtscp env PERFCLOCK_TEST_CPU=rdtscp "$B/test_device"
 run prop "$B/test_prop"
 run ring-real "$B/test_ring_real"
 run evring "$B/test_evring"

@@ -1,15 +1,23 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * The per-CPU horizon of the module backend against the fake device
- * (fake_device.c answers GET_TIME as the module does: the TSC and the CPU
- * the read ran on). perfclock_horizon_cpu() reports, for a thread pinned
- * to each CPU in turn, that CPU and a value between two TSC reads; a
- * generation that moves during the read is -EAGAIN, one that moved since
- * the first horizon is -ESTALE for perfclock_horizon_cpu() and a new
- * generation for perfclock_horizon_cpu_gen(). (This host's CPU has no
- * rdtscp, so the module's page path with rdtscp is not taken here; on a
- * CPU with it the fake page's TSC conversion is used instead and the
- * same checks hold.)
+ * The per-CPU horizon of the module backend against the fake device.
+ * The library reads it one of two ways (horizon_percpu.c): GET_TIME
+ * (fake_device.c answers as the module does: the TSC and the CPU the
+ * read ran on), or, where the CPU has rdtscp, the page's conversion and
+ * TSC_AUX. Both are checked on every CPU (tests/fake_cpu.c: the probe
+ * forced off, and a fake rdtscp), and the CPU's own choice once more:
+ *
+ * - pinned to each CPU in turn, perfclock_horizon_cpu() reports that CPU
+ *   and a value between two TSC reads;
+ * - the module moves the horizon generation during the read. Through
+ *   the ioctl the library reads the generation around the call and
+ *   cannot tell which side the read fell on: -EAGAIN, nothing written.
+ *   On the page the move is caught by the page's seq count and the read
+ *   taken again, of the new generation. Either way the new generation
+ *   is never handed out as the first one: perfclock_horizon_cpu() is
+ *   -ESTALE, perfclock_horizon_cpu_gen() gives generation 2. A page read
+ *   that missed the move would hand out generation 1 with a TSC read
+ *   after it, and the -ESTALE check fails.
  */
 #include <errno.h>
 #include <sched.h>
@@ -18,6 +26,7 @@
 #include "libperfclock.h"
 #include "perfclock_page.h"
 #include "fake_device.h"
+#include "fake_cpu.h"
 #include "tap.h"
 
 static int pin(int cpu)
@@ -29,29 +38,39 @@ static int pin(int cpu)
 	return sched_setaffinity(0, sizeof(set), &set);
 }
 
-void test_horizon_percpu_device(void)
-{
-	struct perfclock_clock_info info;
-	struct perfclock *c;
-	cpu_set_t all;
-	uint64_t a, b, h = 0;
-	uint32_t cpu = 0, gen = 0;
-	int i, n = 0, bad = 0, err;
+/* The module's writer, as fake_rdtscp_hook: once, under the seq count. */
+static int bumps_left;
 
+static void bump_gen_in_read(void)
+{
+	if (!bumps_left)
+		return;
+	bumps_left--;
+	page.seq++;
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	page.horizon_generation++;
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	page.seq++;
+}
+
+static struct perfclock *open_with_generations(void)
+{
 	fake_reset();
 	fake_info.flags |= PERFCLOCK_INFO_HORIZON |
 			   PERFCLOCK_INFO_HORIZON_GENERATION;
 	page.flags |= PERFCLOCK_PAGE_HORIZON_VALID;
 	page.horizon_ns = 1000;
 	page.horizon_generation = 1;
-	c = perfclock_open("/dev/null");
-	if (!tap_ok(c != NULL, "percpu device: opens"))
-		return;
-	memset(&info, 0, sizeof(info));
-	err = perfclock_get_info(c, &info);
-	tap_ok(err == 0 && (info.flags & PERFCLOCK_CLOCK_HORIZON_PERCPU),
-	       "percpu device: the module always has one: \"%s\"",
-	       perfclock_horizon_cpu_name(&info));
+	return perfclock_open("/dev/null");
+}
+
+/* Pinned to each allowed CPU: that CPU, a read between two TSC reads. */
+static void each_cpu(struct perfclock *c, const char *path)
+{
+	cpu_set_t all;
+	uint64_t a, b, h = 0;
+	uint32_t cpu = 0;
+	int i, n = 0, bad = 0, err;
 
 	sched_getaffinity(0, sizeof(all), &all);
 	for (i = 0; i < CPU_SETSIZE; i++) {
@@ -70,22 +89,121 @@ void test_horizon_percpu_device(void)
 	}
 	sched_setaffinity(0, sizeof(all), &all);
 	tap_ok(n > 0 && !bad,
-	       "percpu device: pinned to each of %d CPUs: that CPU, the read between two TSC reads",
-	       n);
+	       "percpu device (%s): pinned to each of %d CPUs: that CPU, the read between two TSC reads",
+	       path, n);
+}
+
+/* The ioctl path: the probe forced off, or the page's TSC not valid. */
+static void ioctl_path(const char *why)
+{
+	struct perfclock_clock_info info;
+	struct perfclock *c;
+	unsigned long calls;
+	uint64_t h = 7;
+	uint32_t cpu = 0, gen = 0;
+	int err;
+
+	c = open_with_generations();
+	if (!tap_ok(c != NULL, "percpu device, ioctl (%s): opens", why))
+		return;
+	memset(&info, 0, sizeof(info));
+	err = perfclock_get_info(c, &info);
+	tap_ok(err == 0 && (info.flags & PERFCLOCK_CLOCK_HORIZON_PERCPU),
+	       "percpu device, ioctl (%s): the module always has one: \"%s\"",
+	       why, perfclock_horizon_cpu_name(&info));
+	if (fake_cpu_mode == FAKE_CPU_RDTSCP)
+		page.flags &= ~PERFCLOCK_PAGE_TSC_VALID;
+	calls = n_get_time;
+	each_cpu(c, why);
+	tap_ok(n_get_time > calls,
+	       "percpu device, ioctl (%s): the reads were GET_TIME (%lu)",
+	       why, n_get_time - calls);
 
 	time_bumps_gen = 1;
-	h = 7;
 	err = perfclock_horizon_cpu(c, &h, &cpu);
 	time_bumps_gen = 0;
 	tap_ok(err == -EAGAIN && h == 7,
-	       "percpu device: a generation that moves during the read: EAGAIN, nothing written (%d)",
-	       err);
+	       "percpu device, ioctl (%s): a generation that moves during the call: EAGAIN, nothing written (%d)",
+	       why, err);
 	/* It moved to 2 above: the first horizon was of generation 1. */
-	tap_ok(perfclock_horizon_cpu(c, &h, &cpu) == -ESTALE && h == 7,
-	       "percpu device: a newer generation than the first: perfclock_horizon_cpu() is ESTALE");
+	err = perfclock_horizon_cpu(c, &h, &cpu);
+	tap_ok(err == -ESTALE && h == 7,
+	       "percpu device, ioctl (%s): a newer generation than the first: perfclock_horizon_cpu() is ESTALE (%d)",
+	       why, err);
 	err = perfclock_horizon_cpu_gen(c, &h, &cpu, &gen);
 	tap_ok(err == 0 && gen == 2,
-	       "percpu device: perfclock_horizon_cpu_gen() gives it: generation %u", gen);
+	       "percpu device, ioctl (%s): perfclock_horizon_cpu_gen() gives it: generation %u (%d)",
+	       why, gen, err);
+	perfclock_close(c);
+}
+
+/* The page path: rdtscp (the fake's), the page's TSC conversion valid. */
+static void page_path(void)
+{
+	struct perfclock_clock_info info;
+	struct perfclock *c;
+	unsigned long calls, reads;
+	uint64_t h = 7;
+	uint32_t cpu = 0, gen = 0;
+	int err;
+
+	c = open_with_generations();
+	if (!tap_ok(c != NULL, "percpu device, page (fake rdtscp): opens"))
+		return;
+	memset(&info, 0, sizeof(info));
+	err = perfclock_get_info(c, &info);
+	tap_ok(err == 0 && (info.flags & PERFCLOCK_CLOCK_HORIZON_PERCPU_TSC_AUX),
+	       "percpu device, page (fake rdtscp): taken: \"%s\"",
+	       perfclock_horizon_cpu_name(&info));
+	calls = n_get_time;
+	reads = n_rdtscp;
+	each_cpu(c, "page, fake rdtscp");
+	tap_ok(n_get_time == calls && n_rdtscp > reads,
+	       "percpu device, page (fake rdtscp): no GET_TIME, %lu rdtscp reads",
+	       n_rdtscp - reads);
+
+	bumps_left = 1;
+	fake_rdtscp_hook = bump_gen_in_read;
+	err = perfclock_horizon_cpu(c, &h, &cpu);
+	fake_rdtscp_hook = NULL;
+	tap_ok(!bumps_left && err == -ESTALE && h == 7,
+	       "percpu device, page (fake rdtscp): a generation that moves under the seq count during the read is seen: ESTALE, nothing written (%d)",
+	       err);
+	err = perfclock_horizon_cpu_gen(c, &h, &cpu, &gen);
+	tap_ok(err == 0 && gen == 2,
+	       "percpu device, page (fake rdtscp): perfclock_horizon_cpu_gen() gives the new one: generation %u (%d)",
+	       gen, err);
+	perfclock_close(c);
+
+	/* The page says its conversion is not valid: the ioctl answers. */
+	fake_cpu_mode = FAKE_CPU_RDTSCP;
+	ioctl_path("page's TSC not valid");
+}
+
+void test_horizon_percpu_device(void)
+{
+	struct perfclock_clock_info info;
+	struct perfclock *c;
+	enum fake_cpu_mode was = fake_cpu_mode;
+	uint64_t h;
+	uint32_t cpu, gen;
+	int tsc_aux;
+
+	fake_cpu_mode = FAKE_CPU_NO_RDTSCP;
+	ioctl_path("probe forced off");
+	fake_cpu_mode = FAKE_CPU_RDTSCP;
+	page_path();
+
+	/* And whichever this CPU offers, as a tool here would get it. */
+	fake_cpu_mode = FAKE_CPU_REAL;
+	c = open_with_generations();
+	memset(&info, 0, sizeof(info));
+	if (tap_ok(c && !perfclock_get_info(c, &info),
+		   "percpu device, this CPU: opens")) {
+		tsc_aux = !!(info.flags & PERFCLOCK_CLOCK_HORIZON_PERCPU_TSC_AUX);
+		tap_diag("this CPU: \"%s\"", perfclock_horizon_cpu_name(&info));
+		each_cpu(c, tsc_aux ? "this CPU's rdtscp" : "this CPU, ioctl");
+	}
 	perfclock_close(c);
 
 	/* An older module: no generation on the page, never a restart. */
@@ -96,4 +214,5 @@ void test_horizon_percpu_device(void)
 	       gen == 1 && perfclock_horizon_cpu(c, &h, &cpu) == 0,
 	       "percpu device: a module without generations: generation 1");
 	perfclock_close(c);
+	fake_cpu_mode = was;
 }

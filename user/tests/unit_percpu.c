@@ -25,6 +25,7 @@
 
 #include "libperfclock.h"
 #include "perfclock_page.h"
+#include "fake_cpu.h"
 #include "tap.h"
 #include "unit.h"
 
@@ -192,52 +193,65 @@ static int cpu_has_rdtscp(void)
  * perf's time_zero page: a hand-made one (cap_user_time_zero, the TSC
  * as nanoseconds), since this host's own perf pages may offer none. With
  * rdtscp the per-CPU horizon is read from it on the pinned CPU; without,
- * there is none.
+ * there is none. Taken each way on any CPU (tests/fake_cpu.c): the probe
+ * forced off, a fake rdtscp, and this CPU's own answer.
  */
-static void perf_page(void)
+static void perf_page(enum fake_cpu_mode mode)
 {
 	static struct perf_event_mmap_page pc __attribute__((aligned(4096)));
 	struct perfclock_clock_info info;
 	struct perfclock *c;
+	const char *how = fake_cpu_name(mode);
 	uint64_t h = 7;
 	uint32_t cpu = 7;
+	int rdtscp;
 
 	if (!PERFCLOCK_PAGE_HAVE_TSC) {
-		tap_skip("percpu: perf page # SKIP no TSC on this architecture");
+		tap_skip("percpu: perf page (%s) # SKIP no TSC on this architecture",
+			 how);
 		return;
 	}
+	fake_cpu_mode = mode;
+	rdtscp = mode == FAKE_CPU_RDTSCP ||
+		 (mode == FAKE_CPU_REAL && cpu_has_rdtscp());
 	memset(&pc, 0, sizeof(pc));
 	pc.cap_user_time_zero = 1;
 	pc.time_mult = 1;
 	pc.time_shift = 0;
 	pc.time_zero = 0;
 	c = perfclock_open_perf_page(&pc);
-	if (!tap_ok(c != NULL, "percpu: a time_zero page opens"))
-		return;
+	if (!tap_ok(c != NULL, "percpu: a time_zero page opens (%s)", how))
+		goto out;
 	memset(&info, 0, sizeof(info));
 	perfclock_get_info(c, &info);
-	if (cpu_has_rdtscp()) {
+	if (rdtscp) {
 		tap_ok((info.flags & PERFCLOCK_CLOCK_HORIZON_PERCPU) &&
 		       (info.flags & PERFCLOCK_CLOCK_HORIZON_PERCPU_TSC_AUX),
-		       "percpu: perf page with rdtscp: \"%s\"",
-		       perfclock_horizon_cpu_name(&info));
+		       "percpu: perf page with rdtscp (%s): \"%s\"",
+		       how, perfclock_horizon_cpu_name(&info));
 		/* The page converts the TSC 1:1: compare with the TSC. */
-		cpus_pinned(c, (clockid_t)-1, "perf page (rdtscp)");
+		cpus_pinned(c, (clockid_t)-1, mode == FAKE_CPU_RDTSCP ?
+			    "perf page (fake rdtscp)" : "perf page (rdtscp)");
 		pc.cap_user_time_zero = 0;
 		tap_ok(perfclock_horizon_cpu(c, &h, &cpu) == -EOPNOTSUPP,
-		       "percpu: perf page: time_zero withdrawn: EOPNOTSUPP");
+		       "percpu: perf page (%s): time_zero withdrawn: EOPNOTSUPP",
+		       how);
 	} else {
 		tap_ok(!(info.flags & PERFCLOCK_CLOCK_HORIZON_PERCPU) &&
 		       perfclock_horizon_cpu(c, &h, &cpu) == -EOPNOTSUPP &&
 		       h == 7 && cpu == 7,
-		       "percpu: perf page, a CPU without rdtscp (this one): none, EOPNOTSUPP (\"%s\")",
-		       perfclock_horizon_cpu_name(&info));
+		       "percpu: perf page without rdtscp (%s): none, EOPNOTSUPP (\"%s\")",
+		       how, perfclock_horizon_cpu_name(&info));
 	}
 	perfclock_close(c);
+out:
+	fake_cpu_mode = FAKE_CPU_REAL;
 }
 
 void test_percpu(void)
 {
 	clockid_kinds();
-	perf_page();
+	perf_page(FAKE_CPU_NO_RDTSCP);
+	perf_page(FAKE_CPU_RDTSCP);
+	perf_page(FAKE_CPU_REAL);
 }
