@@ -23,11 +23,20 @@ tail_log() {
 	tail -n "${1:-15}" "$log" | sed 's/^/#   /'
 }
 
+# "# time: WHAT N s" since the last one: where the run's minutes go.
+last=$(date +%s)
+took() {	# took WHAT
+	now=$(date +%s)
+	echo "# time: $1 $((now - last)) s"
+	last=$now
+}
+
 run() {		# run name command...: relay the command's results
 	name=$1
 	shift
 	"$@" > "$log" 2>&1
 	relay "$name" $? "$log"
+	took "$name"
 }
 
 echo "# libperfclock host tests ($(uname -r), $(nproc) CPUs)"
@@ -50,6 +59,7 @@ if ! $MAKE --no-print-directory EXTRA_WERROR=-Werror all > "$log" 2>&1; then
 	finish
 fi
 result 0 "build: library, tests and bench with -Wall -Wextra -Werror"
+took build
 
 # ---- the tests ----
 run unit "$B/test_unit"
@@ -134,6 +144,7 @@ st=$?
 result $? "abi-check: passes a new node ($newest) and prints the lines to add" "$out"
 rm -f "$log.abi"
 
+took abi
 # ---- headers from C and C++ ----
 printf '#include "libperfclock.h"\n#include "perfclock_page.h"\nint main(void) { return 0; }\n' > "$log.c"
 check "headers: every public header compiles as C11 -Wall -Wextra -Werror -pedantic" \
@@ -186,6 +197,7 @@ check "install: the same program linked with gcc -static against libperfclock.a 
 	sh -c "$CC -static -o $B/inst-test-static $log.c -I$inst/include $inst/lib/libperfclock.a &&
 	       ./$B/inst-test-static"
 
+took "headers, install"
 # ---- the README's example (examples/tracer.c) against the install ----
 # Built by its own Makefile with the installed tree's pkg-config, then run
 # for 0.3 s on this machine's scheduler tracepoints: both seen, in time
@@ -213,14 +225,17 @@ else
 	result 1 "example: runs" "$(cat "$log.c")"
 fi
 rm -f "$ex/tracer"
+took example
 
 # ---- sanitizers, valgrind, fuzzing ----
 if command -v "$CLANG" >/dev/null 2>&1 &&
    $MAKE --no-print-directory sanitize fuzz > "$log" 2>&1; then
+	took "sanitizer and fuzzer builds"
 	check "asan+ubsan: unit tests clean (clang -fsanitize=address,undefined)" \
 		"$B/san/test_unit"
 	check "asan+ubsan: property tests clean" "$B/san/test_prop"
 	check "asan+ubsan: device backend tests clean" "$B/san/test_device"
+	took asan+ubsan
 	# TSAN exits 66 when it reported a race (its default exitcode).
 	run "tsan (status 66: a data race reported)" env TSAN_OPTIONS="halt_on_error=1 exitcode=66" \
 		"$B/san/test_horizon_tsan"
@@ -232,6 +247,7 @@ if command -v "$CLANG" >/dev/null 2>&1 &&
 	   -print_final_stats=1 -artifact_prefix="$B/" "$B/fuzz-corpus" > "$log" 2>&1; then
 		runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
 		result 0 "fuzz: ring reader survives ${FUZZ_SECONDS}s of libFuzzer+ASan+UBSan ($runs inputs)"
+		took fuzz
 	else
 		result 1 "fuzz: ring reader crashed or hung (see $B/ crash-* files)"
 		tail_log 25
@@ -246,12 +262,15 @@ if command -v valgrind >/dev/null 2>&1; then
 	check "valgrind: unit tests have no memory errors and no leaks" \
 		env PERFCLOCK_TEST_NO_MEMBARRIER=1 valgrind -q --error-exitcode=99 --leak-check=full \
 		--errors-for-leak-kinds=definite,indirect "$B/test_unit"
+	took "valgrind: unit"
 	check "valgrind: property tests have no memory errors and no leaks" \
 		valgrind -q --error-exitcode=99 --leak-check=full \
 		--errors-for-leak-kinds=definite,indirect "$B/test_prop"
+	took "valgrind: prop"
 	check "valgrind: device backend tests have no memory errors and no leaks" \
 		env PERFCLOCK_TEST_SLOW=1 valgrind -q --error-exitcode=99 --leak-check=full \
 		--errors-for-leak-kinds=definite,indirect "$B/test_device"
+	took "valgrind: device"
 else
 	skip_result "valgrind" "valgrind not installed"
 fi
