@@ -368,7 +368,7 @@ finish() {
 # to them. Prints one TAP result per step built.
 declare -A chain_bin
 chain() {
-	local cfg=$1 first=$2 keep=" ${*:3} " flags=($STATIC_FLAGS WERROR=1) dir ckey k i j m st t0 t1
+	local cfg=$1 first=$2 keep=" ${*:3} " flags=($STATIC_FLAGS WERROR=1) dir ckey k i j st t0 t1
 	local line tree need=0 lk desc applied_n
 	case $cfg in
 	nolib) flags+=(NO_LIBPERFCLOCK=1) ;;
