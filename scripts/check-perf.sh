@@ -167,6 +167,8 @@ mkdir -p "$log"
 TAP_PREFIX="perf: "
 . scripts/tap-lib.sh
 . scripts/vm-lib.sh
+. scripts/check-perf-build.sh
+. scripts/check-perf-report.sh
 skip() { case " $PERF_SKIP " in *" $1 "*) return 0 ;; esac; return 1; }
 
 echo "TAP version 13"
@@ -330,16 +332,8 @@ result $? "pkg-config finds the installed libperfclock $v ($(pkg-config --cflags
 # taken back to the longest prefix it has in common with the series
 # (patch -R of the patches it holds past it) and made forward from there.
 # Only passing steps are cached: a failure is built again next time.
+# (chain and build_perf, the builds themselves: scripts/check-perf-build.sh.)
 gcc_v=$(gcc --version | head -n 1)
-# The code a series changes, not its commit messages: rewording a patch
-# does not rebuild perf.
-patch_diffs() {
-	local p
-	for p in "$@"; do
-		sed -n '/^diff --git/,$p' "$p" | sed '/^-- $/,$d'
-	done
-}
-hash16() { sha256sum | cut -c1-16; }
 base_key=$( { echo "$stamp"; dpkg-query -W -f='${Version}\n' $SRC_PKG 2>/dev/null;
 	echo "$gcc_v recipe $RECIPE"; } | hash16)
 # pkey[k]: the series up to patch k (pkey[0]: the tarball alone).
@@ -362,168 +356,8 @@ finish() {
 	tap_finish
 }
 
-# chain CONFIG FIRST KEEP...: builds steps FIRST..N of the series in
-# configuration CONFIG (nolib or lib), applying the ones before FIRST
-# unbuilt; the binaries of the steps KEEP are kept, and chain_bin[k] set
-# to them. Prints one TAP result per step built.
+# chain_bin[CONFIG:k]: the binaries chain() keeps.
 declare -A chain_bin
-chain() {
-	local cfg=$1 first=$2 keep=" ${*:3} " flags=($STATIC_FLAGS WERROR=1) dir ckey k i j m st t0 t1
-	local line tree need=0 lk desc applied_n
-	case $cfg in
-	nolib) flags+=(NO_LIBPERFCLOCK=1) ;;
-	lib)   flags+=(LIBPERFCLOCK=1) ;;
-	esac
-	ckey=$( { echo "$base_key ${flags[*]}"; [ "$cfg" = lib ] && echo "lib $lib_key"; } | hash16)
-	dir=$CACHE/perf-chain-$cfg-$ckey
-	mkdir -p "$dir/steps" "$dir/bin"
-	# Other keys of this configuration are stale (another library, gcc
-	# or recipe): a chain tree is 1 GB.
-	for old in "$CACHE"/perf-chain-$cfg-*; do
-		[ "$old" = "$dir" ] || rm -rf "$old"
-	done
-	# Binaries of steps no longer in the series (22 MB each).
-	for old in "$dir"/bin/*; do
-		[ -d "$old" ] || continue
-		case " ${pkey[*]} " in *" ${old##*/} "*) ;; *) rm -rf "$old" ;; esac
-	done
-	tree=$dir/tree
-	step_ok() { [ -f "$dir/steps/${pkey[$1]}.ok" ] &&
-		{ case $keep in *" $1 "*) [ -x "$dir/bin/${pkey[$1]}/perf" ] ;; esac; }; }
-	# The first step to build: the tree must be at the step before it.
-	for ((k = first; k <= nsteps; k++)); do
-		step_ok "$k" || { need=1; break; }
-	done
-	t0=$(date +%s)
-	if [ $need -eq 1 ]; then
-		# The tree: the tarball's perf plus the patches in applied/.
-		if [ ! -f "$tree/.ok" ]; then
-			rm -rf "$tree" && mkdir -p "$tree/out" "$tree/applied"
-			cp -a "$src" "$tree/src"
-			: > "$tree/applied.list"
-			touch "$tree/.ok"
-		fi
-		# Its longest prefix in common with the series.
-		j=0
-		while read -r i lk; do
-			[ "$i" -eq $((j + 1)) ] && [ "$i" -lt "$k" ] && [ "$lk" = "${pkey[$i]}" ] || break
-			j=$i
-		done < "$tree/applied.list"
-		applied_n=$(wc -l < "$tree/applied.list")
-		for ((i = applied_n; i > j; i--)); do
-			if ! patch -d "$tree/src" -p1 -R -s -E --no-backup-if-mismatch \
-				< "$tree/applied/$i.patch" >> "$log/chain-$cfg-patch.log" 2>&1; then
-				echo "# chain $cfg: taking patch $i back failed: a new tree"
-				rm -rf "$tree"
-				chain "$@"
-				return
-			fi
-		done
-		head -n "$j" "$tree/applied.list" > "$tree/applied.list.new"
-		mv "$tree/applied.list.new" "$tree/applied.list"
-		[ $j -lt "$applied_n" ] && echo "# chain $cfg: tree taken back from step $applied_n to $j"
-	fi
-	for ((k = 0; k <= nsteps; k++)); do
-		if [ "$k" -eq 0 ]; then
-			desc="build $cfg 0/$nsteps (the tarball)"
-		else
-			desc="build $cfg $k/$nsteps $(basename "${patches[$((k - 1))]}")"
-		fi
-		if [ $need -eq 1 ] && [ "$k" -gt "$j" ]; then
-			if ! patch -d "$tree/src" -p1 -s -E --no-backup-if-mismatch --dry-run \
-				< "${patches[$((k - 1))]}" >> "$log/chain-$cfg-patch.log" 2>&1; then
-				result 1 "$desc: applies"
-				for ((i = k + 1; i <= nsteps; i++)); do
-					[ "$i" -ge "$first" ] && result 1 "build $cfg $i/$nsteps: not built (patch $k does not apply)"
-				done
-				break
-			fi
-			patch -d "$tree/src" -p1 -s -E --no-backup-if-mismatch \
-				< "${patches[$((k - 1))]}" >> "$log/chain-$cfg-patch.log" 2>&1
-			cp "${patches[$((k - 1))]}" "$tree/applied/$k.patch"
-			echo "$k ${pkey[$k]}" >> "$tree/applied.list"
-		fi
-		[ "$k" -ge "$first" ] || continue
-		if step_ok "$k"; then
-			result 0 "$desc: builds with WERROR=1 (cached)"
-		else
-			t1=$(date +%s)
-			for try in 1 2; do
-				[ "$cfg" = lib ] && ensure_lib
-				make -C "$tree/src/tools/perf" O="$tree/out" -j"$JOBS" "${flags[@]}" \
-					"$tree/out/perf" > "$log/chain-$cfg-$k.log" 2>&1
-				st=$?
-				# Once more if the library went away during the build.
-				[ $st -ne 0 ] && [ "$cfg" = lib ] && ! ensure_lib || break
-			done
-			[ $st -eq 0 ] ||
-				grep -E 'error|Error|\*\*\*' "$log/chain-$cfg-$k.log" | head -n 20 | sed 's/^/# /'
-			result $st "$desc: builds with WERROR=1 ($(( $(date +%s) - t1 )) s)"
-			if [ $st -eq 0 ]; then
-				case $keep in *" $k "*)
-					mkdir -p "$dir/bin/${pkey[$k]}"
-					cp "$tree/out/perf" "$dir/bin/${pkey[$k]}/perf"
-				esac
-				touch "$dir/steps/${pkey[$k]}.ok"
-			fi
-			# The lib chain compiled against the package's header
-			# (fixdep's .cmd files list every header an object included).
-			if [ "$cfg" = lib ] && [ "$k" -eq "$nsteps" ] && [ $st -eq 0 ]; then
-				grep -rlq --include='*.cmd' '/usr/include/perfclock/libperfclock\.h' "$tree/out"
-				result $? "build lib: perf includes /usr/include/perfclock/libperfclock.h (libperfclock-dev)"
-			fi
-		fi
-		case $keep in *" $k "*)
-			[ -x "$dir/bin/${pkey[$k]}/perf" ] && chain_bin[$cfg:$k]=$dir/bin/${pkey[$k]}/perf
-		esac
-	done
-	phase "chain-$cfg" $(( $(date +%s) - t0 ))
-}
-
-# build_perf NAME PATCH...: perf in its default configuration (dynamic,
-# every feature this machine has) with the whole series, to prove the
-# series builds there; sets $perf_bin to the binary. Cached whole, in
-# $CACHE/perf-KEY.
-build_perf() {
-	local name=$1 kind=full-patched key tree st t0
-	shift
-	key=$( { echo "$stamp"; dpkg-query -W -f='${Version}\n' $SRC_PKG 2>/dev/null;
-		patch_diffs "$@"; echo "$kind $gcc_v recipe $RECIPE"; echo "lib $lib_key"; } | hash16)
-	tree=$CACHE/perf-$key
-	perf_bin=$tree/out/perf
-	if [ -f "$tree/.perfclock-built" ]; then
-		result 0 "$name perf (cached, $tree)"
-		return 0
-	fi
-	rm -rf "$tree" && mkdir -p "$tree/out"
-	cp -a "$src" "$tree/src"
-	st=0
-	for p in "$@"; do
-		patch -d "$tree/src" -p1 -s -E --no-backup-if-mismatch < "$p" >> "$log/$name-patch.log" 2>&1 ||
-			{ echo "# $p does not apply"; st=1; }
-	done
-	result $st "$name: ${#@} patches apply to $TOPDIR"
-	[ $st -eq 0 ] || return 1
-	t0=$(date +%s)
-	# Only the perf binary: the python binding, perf-read-vdso32, the
-	# JIT agent and the dlfilters that "make all" adds don't include the
-	# series' code. LIBPERFCLOCK=1 for the opt-in switch; auto-detection
-	# finds the installed package by itself.
-	for try in 1 2; do
-		ensure_lib
-		make -C "$tree/src/tools/perf" O="$tree/out" -j"$JOBS" NO_LIBBFD=1 WERROR=0 \
-			LIBPERFCLOCK=1 "$tree/out/perf" > "$log/$name-build.log" 2>&1
-		st=$?
-		[ $st -ne 0 ] && ! ensure_lib || break
-	done
-	[ $st -eq 0 ] || grep -E 'error|Error|\*\*\*' "$log/$name-build.log" | head -n 20 | sed 's/^/# /'
-	result $st "$name perf builds ($kind, $(( $(date +%s) - t0 )) s)"
-	[ $st -eq 0 ] || return 1
-	grep -rlq --include='*.cmd' '/usr/include/perfclock/libperfclock\.h' "$tree/out"
-	result $? "$name perf includes /usr/include/perfclock/libperfclock.h (libperfclock-dev)"
-	rm -rf "$tree/src"	# the objects and the binary are what is reused
-	touch "$tree/.perfclock-built"
-}
 
 phase setup $(( $(date +%s) - TAP_START ))
 stock_at=$((build_at - 1))
@@ -586,131 +420,10 @@ has_opt "$patched_perf" "kvm stat live" --perfclock
 result $? "patched perf kvm stat live has --perfclock"
 
 # ---- results --------------------------------------------------------------------
+# What report and report_record (scripts/check-perf-report.sh) count.
 stock_seen=0
-# field LINE NAME: the number after "NAME" in perf's "Sorted events:" line.
-num() { echo "$1" | sed -n "s/.* \([0-9][0-9.]*\) $2.*/\1/p"; }
-lag() { echo "$1" | sed -n "s/.*$2 \([0-9.]*\) ms.*/\1/p"; }
-# report WHERE REGIME FILE [top]: the PERFRUN lines of one run of
-# scripts/guest/perf.sh (perf trace), or with "top" the PERFTOP lines of
-# scripts/guest/perf-top.sh (perf top: one "# perf-top" line per run pair,
-# its lag on the same line).
 stock_top_seen=0
-report() {
-	local where=$1 regime=$2 file=$3 tool=${4:-trace} pairs sc be s p so po ev rule desc st
-	local runl=PERFRUN rulel=PERFRULE counts lags
-	[ "$tool" = top ] && runl=PERFTOP rulel=PERFTOPRULE
-	pairs=$(sed -n "s/^$runl scenario=\([^ ]*\) backend=\([^ ]*\) .*/\1:\2/p" "$file" | sort -u)
-	for pair in $pairs; do
-		sc=${pair%:*} be=${pair#*:}
-		s=$(grep "^$runl scenario=$sc backend=$be build=stock " "$file" | tail -n 1)
-		p=$(grep "^$runl scenario=$sc backend=$be build=patched " "$file" | tail -n 1)
-		rule=$(grep "^$rulel scenario=$sc backend=$be build=patched " "$file" | tail -n 1 |
-			sed 's/.*Flushed at: //')
-		so=$(num "$s" 'out of order') po=$(num "$p" 'out of order')
-		ev=$(num "$p" 'events,')
-		counts="stock_ooo=${so:-?} patched_ooo=${po:-?} stock_lost=$(num "$s" lost) patched_lost=$(num "$p" lost) events=${ev:-?}"
-		lags="stock_lag_mean_ms=$(lag "$s" mean) stock_lag_max_ms=$(lag "$s" max) patched_lag_mean_ms=$(lag "$p" mean) patched_lag_max_ms=$(lag "$p" max) stock_events=$(num "$s" 'events,') patched_rule=\"$rule\""
-		if [ "$tool" = top ]; then
-			echo "# perf-top scenario=$sc regime=$regime backend=$be $counts $lags"
-			[ -n "$so" ] && [ "$so" -gt 0 ] && stock_top_seen=$((stock_top_seen + 1))
-		else
-			echo "# perf-trace scenario=$sc regime=$regime backend=$be $counts"
-			echo "# perf-lag scenario=$sc regime=$regime backend=$be $lags"
-			[ -n "$so" ] && [ "$so" -gt 0 ] && stock_seen=$((stock_seen + 1))
-		fi
-		desc="$where $regime $sc $be"
-		st=1
-		[ -n "$so" ] && [ "$(num "$s" 'events,')" -gt 0 ] && st=0
-		result $st "$desc: stock perf $tool ran (${so:-no} out-of-order events)"
-		st=1
-		[ -n "$po" ] && [ "$po" -eq 0 ] && [ "${ev:-0}" -gt 0 ] && st=0
-		result $st "$desc: patched perf $tool ran with no out-of-order event (${po:-no run}, ${ev:-0} events)"
-		# Every horizon is exact: the device backend's; -k mono's with
-		# the module loaded (libperfclock takes the clockid's horizon
-		# from it); and -k mono's without the module (mono-nomod in the
-		# guest, the host): libperfclock's membarrier horizon; and
-		# mono-nolib's, perf's own membarrier horizon (no library).
-		case $where:$be in
-		guest:*|*:device|host:mono|host:mono-nolib)
-			echo "$rule" | grep -q 'exact'
-			result $? "$desc: patched perf $tool used an exact horizon ($rule)"
-			;;
-		esac
-	done
-}
-
-# field NAME LINE: the value of NAME=VALUE in a PERF* line.
-field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<<"$2"; }
-# report_record GUEST FILE: the perf record runs of one boot
-# (scripts/guest/perf.sh's PERFREC/PERFREAD/PERFOE/PERFNEW lines).
 stock_rec_seen=0 compat_rec_seen=0
-report_record() {
-	local guest=$1 file=$2 pairs pair sc be tag desc st ss sp ps pp oe_ps oe_pp
-	local so po co peak_c peak_p rule_p rule_s new rec_s rec_p oe_ooo oe_ss oc
-	pairs=$(sed -n 's/^PERFREC scenario=\([^ ]*\) backend=\([^ ]*\) .*/\1:\2/p' "$file" | sort -u)
-	for pair in $pairs; do
-		sc=${pair%:*} be=${pair#*:}
-		tag="scenario=$sc backend=$be"
-		desc="$guest record $sc $be"
-		rec_s=$(grep "^PERFREC $tag file=stock " "$file" | tail -n 1)
-		rec_p=$(grep "^PERFREC $tag file=patched " "$file" | tail -n 1)
-		ss=$(grep "^PERFREAD $tag file=stock reader=stock " "$file" | tail -n 1)
-		sp=$(grep "^PERFREAD $tag file=stock reader=patched " "$file" | tail -n 1)
-		ps=$(grep "^PERFREAD $tag file=patched reader=stock " "$file" | tail -n 1)
-		pp=$(grep "^PERFREAD $tag file=patched reader=patched " "$file" | tail -n 1)
-		oe_ps=$(grep "^PERFOE $tag file=patched reader=stock " "$file" | tail -n 1)
-		oe_pp=$(grep "^PERFOE $tag file=patched reader=patched " "$file" | tail -n 1)
-		oe_ss=$(grep "^PERFOE $tag file=stock reader=stock " "$file" | tail -n 1)
-		so=$(field ooo "$ss") po=$(field ooo "$pp") co=$(field ooo "$ps")
-		peak_c=$(sed -n 's/.* peak \([0-9]*\) queued.*/\1/p' <<<"$oe_ps")
-		peak_p=$(sed -n 's/.* peak \([0-9]*\) queued.*/\1/p' <<<"$oe_pp")
-		rule_p=$(sed -n 's/.*flushed at: //p' <<<"$oe_pp")
-		rule_s=$(sed -n 's/.*flushed at: //p' <<<"$oe_ss")
-		echo "# perf-record regime=$guest scenario=$sc backend=$be stock_ooo=${so:-?} patched_ooo=${po:-?} compat_ooo=${co:-?} compat_peak=${peak_c:-?} patched_peak=${peak_p:-?} compat_s=$(field script_s "$ps") patched_s=$(field script_s "$pp") events=$(field lines "$pp") stock_events=$(field lines "$ss") stock_below=$(field below "$ss") bytes=$(field bytes "$rec_s")/$(field bytes "$rec_p") rule=\"${rule_p:-none}\""
-		[ -n "$so" ] && [ "$so" -gt 0 ] && stock_rec_seen=$((stock_rec_seen + 1))
-		[ -n "$co" ] && [ "$co" -gt 0 ] && compat_rec_seen=$((compat_rec_seen + 1))
-		[ "$(field rc "$rec_s")" = 0 ] && [ "$(field bytes "$rec_s")" -gt 0 ] 2>/dev/null
-		result $? "$desc: stock perf record ran ($(field bytes "$rec_s") bytes, $(field seconds "$rec_s") s)"
-		[ "$(field rc "$rec_p")" = 0 ] && [ "$(field bytes "$rec_p")" -gt 0 ] 2>/dev/null
-		result $? "$desc: patched perf record --perfclock ran ($(field bytes "$rec_p") bytes, $(field seconds "$rec_p") s)"
-		# Patched + patched: nothing out of order, by perf's counter
-		# (perf script's warning, and the report line's count) and by
-		# the text of perf script's output.
-		oe_ooo=$(sed -n 's/.*, \([0-9]*\) out of order.*/\1/p' <<<"$oe_pp")
-		[ "$(field rc "$pp")" = 0 ] && [ "${po:-x}" = 0 ] && [ "${oe_ooo:-0}" = 0 ] &&
-			[ "$(field lines "$pp")" -gt 0 ] 2>/dev/null
-		result $? "$desc: patched file read by patched perf: 0 out of order (perf script ${po:-?}, report line ${oe_ooo:-none}; $(field lines "$pp") events)"
-		oc=$(field order_check "$pp")
-		[ "$(field below "$pp")" = 0 ] && [ "$(field lines "$pp")" -gt 0 ] 2>/dev/null &&
-			case ${oc:--} in -|0) true ;; *) false ;; esac
-		result $? "$desc: patched perf script output in timestamp order (scripts/guest/perf-order.awk: $(field below "$pp") of $(field lines "$pp") lines below the one before; scripts/perf-order-check.sh: $(case ${oc:--} in -) echo "not run ($order_check_state)" ;; *) echo "$oc out of order" ;; esac))"
-		# A stock file: read the same by both builds.
-		[ -n "$ss" ] && [ "$(field md5 "$ss")" = "$(field md5 "$sp")" ] &&
-			[ "$(field stats_md5 "$ss")" = "$(field stats_md5 "$sp")" ] &&
-			[ "$(field ooo "$ss")" = "$(field ooo "$sp")" ] && [ "$(field rc "$sp")" = 0 ]
-		result $? "$desc: stock file read identically by stock and patched perf (perf script output $(field md5 "$ss" | cut -c1-8)/$(field md5 "$sp" | cut -c1-8), report --stats, ${so:-?}/$(field ooo "$sp") out of order)"
-		# A patched file read by stock perf: as a stock file is.
-		new=$(grep "^PERFNEW $tag " "$file" | sed "s/^PERFNEW $tag //")
-		[ -n "$ps" ] && [ "$(field rc "$ps")" = 0 ] && [ -z "$new" ]
-		result $? "$desc: patched file read by stock perf (script, report --stats, inject): no new warning (rc $(field rc "$ps"), $co out of order)" "$new"
-		# The queue the horizon holds, against stock's rule on the same file.
-		if [ -n "$peak_c" ] && [ -n "$peak_p" ]; then
-			[ $((peak_p * 10)) -le $((peak_c * 11)) ]
-			result $? "$desc: patched reader's peak queue within 10% of stock's on the patched file ($peak_p vs $peak_c; $(field script_s "$pp") s vs $(field script_s "$ps") s)"
-		else
-			result 1 "$desc: both readers print the ordered-events report (peak queue: patched ${peak_p:-none}, stock ${peak_c:-none})"
-		fi
-		grep -q 'recorded horizons' <<<"$rule_p"
-		result $? "$desc: the patched reader flushed at the recorded horizons (${rule_p:-no report line})"
-		# A reader outside perf that insists on an 8-byte FINISHED_ROUND
-		# (linux-perf-data, samply's importer) reads both files.
-		for f in stock patched; do
-			st=$(grep "^PERFSTRICT $tag file=$f " "$file" | tail -n 1)
-			[ "$(field rc "$st")" = 0 ]
-			result $? "$desc: the $f file passes tools/perf-data-strict ($(sed -n 's/^PERFSTRICT .* rc=[0-9]* //p' <<<"${st:-PERFSTRICT rc=0 no PERFSTRICT line}"))"
-		done
-	done
-}
 
 # ---- the guest -------------------------------------------------------------------
 if ! skip guest; then

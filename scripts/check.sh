@@ -349,9 +349,11 @@ printf '%s\n' '#!/bin/sh' 'pid=$(pidof hold-patch-sites)' \
 	'echo "# held ${pid:+$(ls -l /proc/$pid/fd | grep -c perf_event)}"' \
 	'for i in 1 2 3 4 5 6 7 8; do echo "# tick $i"; sleep 5; done' > "$chatty/run.sh"
 chmod +x "$quiet/run.sh" "$chatty/run.sh"
+# vm.sh takes the regime's kernel arguments from its caller (regime_append).
+stable_append=$(regime_append stable)
 t0=$(date +%s)
 scripts/vm.sh --kernel "$VMLINUZ" --payload "$quiet" --out build/guest/silent --regime stable \
-	--append tsc=reliable --smp 2 --silence-timeout 15 > "$log/silent.out" 2>&1
+	--append "$stable_append" --smp 2 --silence-timeout 15 > "$log/silent.out" 2>&1
 st=$?
 t=$(( $(date +%s) - t0 ))
 grep -q 'silent for 15s after reaching its payload: stopped' "$log/silent.out" && [ $st -eq 2 ] && [ $t -lt 110 ]
@@ -359,7 +361,7 @@ result $? "vm: vm.sh --silence-timeout 15 stops a guest whose payload went quiet
 FROZEN_SECONDS=15 guest_froze build/guest/silent
 result $? "vm: boot() takes that guest for frozen (guest_froze)"
 scripts/vm.sh --kernel "$VMLINUZ" --payload "$chatty" --out build/guest/chatty --regime stable \
-	--append tsc=reliable --smp 2 --silence-timeout 30 --hold-events "sched:sched_switch context-switches nosuch:event" \
+	--append "$stable_append" --smp 2 --silence-timeout 30 --hold-events "sched:sched_switch context-switches nosuch:event" \
 	> "$log/chatty.out" 2>&1
 st=$?
 result $st "vm: vm.sh --silence-timeout 30 leaves alone a payload that writes every 5 s for 40 s (status $st)"
@@ -380,17 +382,18 @@ st=$?
 [ $st -eq 64 ] && printf '%s\n' "$out" | grep -q 'tcg-threads must be multi or single'
 result $? "vm: vm.sh --tcg-threads refuses what is neither multi nor single (status $st)" "$out"
 # The regime check of vm.sh's /init, on each kernel: a guest asked for
-# the unstable regime and booted with tsc=reliable is not in it.
+# the unstable regime and booted with the stable one's arguments is not
+# in it.
 wrong=build/guest/payload-wrong-regime
 mkdir -p "$wrong"
 printf '#!/bin/sh\necho "# payload ran"\n' > "$wrong/run.sh"
 for i in "${!kvers[@]}"; do
 	scripts/vm.sh --kernel "/boot/vmlinuz-${kvers[$i]}" --payload "$wrong" --out build/guest/wrong-regime \
-		--regime unstable --append tsc=reliable --smp 2 > "$log/wrong-regime.out" 2>&1
+		--regime unstable --append "$stable_append" --smp 2 > "$log/wrong-regime.out" 2>&1
 	st=$?
 	[ $st -eq 1 ] && grep -q '^not ok - init: the guest runs in the unstable regime (clocksource tsc' "$log/wrong-regime.out" &&
 		grep -q 'not in the unstable regime its command line asks for' "$log/wrong-regime.out"
-	result $? "vm-${klabels[$i]}: vm.sh fails a guest asked for the unstable regime and booted with tsc=reliable (status $st)" \
+	result $? "vm-${klabels[$i]}: vm.sh fails a guest asked for the unstable regime and booted with $stable_append (status $st)" \
 		"$(cat "$log/wrong-regime.out")"
 done
 timed vm

@@ -4,13 +4,15 @@
 # Bash helpers for the host scripts that boot the test guest (check.sh,
 # check-demo.sh, check-dkms.sh, check-debug.sh, check-perf.sh, demo.sh,
 # bench.sh); source it. Every guest boot goes through boot(), the one
-# place that knows a clock regime's kernel command line, the timeouts,
-# and when a boot is retried.
+# place that knows the timeouts and when a boot is retried; its kernel
+# command line is regime_append()'s, the one place that names a clock
+# regime's kernel arguments.
 #
 #   guest_kernel            KDIR -> KVER -> VMLINUZ, installing the image
 #   use_kernel SPEC         the same for a kernel named by series (6.12),
 #                           release or build tree, installing it
 #   kernel_label KVER       6.1, 6.12, 6.12-rt-amd64: a TAP prefix's name
+#   regime_append REGIME    the kernel arguments of clock regime REGIME
 #   boot REGIME OUT [...]   one guest run of scripts/vm.sh in REGIME
 #
 # Environment: GUEST_TIMEOUT (seconds per boot on top of what the payload
@@ -211,16 +213,35 @@ GUEST_HOLD_EVENTS+=" raw_syscalls:sys_enter raw_syscalls:sys_exit"
 GUEST_HOLD_EVENTS+=" syscalls:sys_enter_write syscalls:sys_exit_write rcu:rcu_grace_period"
 GUEST_HOLD_EVENTS+=" context-switches cpu-migrations"
 
+# regime_append REGIME: the kernel arguments that put a guest in clock
+# regime REGIME, on stdout; status 64 for another REGIME. The one place
+# that names them: boot() below and scripts/check.sh's own vm.sh runs
+# take them from here; scripts/vm.sh's /init and
+# selftests/kmod/perfclock_mark_tsc_unstable.c point here.
+#   stable    tsc=reliable: the TSC trusted (its clocksource watchdog
+#             off), so that sched_clock is stable in the TCG guests:
+#             without it 6.1 under TCG marks the TSC unstable at once.
+#   unstable  tsc=unstable: the TSC marked unstable from boot, so that
+#             sched_clock is never stable: without it 6.1 under TCG found
+#             the TSCs unsynchronized by itself, but 6.12 kept them
+#             stable (docs/kernel-compat.md).
+regime_append() {
+	case $1 in
+	stable)   echo tsc=reliable ;;
+	unstable) echo tsc=unstable ;;
+	*)        return 64 ;;
+	esac
+}
+
 # boot REGIME OUT [--runs-for SECONDS] [VM.SH OPTION...]
 #
 # Boots scripts/vm.sh once with the kernel command line of clock regime
-# REGIME (stable: sched_clock stable, the TSC trusted, tsc=reliable;
-# unstable: the TSC marked unstable from boot, tsc=unstable, so that
-# sched_clock is never stable), its logs in OUT; vm.sh's /init checks
-# that the kernel is in that regime. Without tsc=unstable, 6.1 under TCG
-# found the TSCs unsynchronized by itself, but 6.12 kept them stable
-# (docs/kernel-compat.md). --runs-for: how much longer than a test run the
-# payload itself runs (a fuzzer, a demo); it is added to the timeout.
+# REGIME (stable: sched_clock stable, the TSC trusted; unstable: the TSC
+# marked unstable from boot, so that sched_clock is never stable; the
+# arguments are regime_append()'s), its logs in OUT; vm.sh's /init
+# checks that the kernel is in that regime. --runs-for: how much longer
+# than a test run the payload itself runs (a fuzzer, a demo); it is
+# added to the timeout.
 # stdout is the payload's output (TAP), stderr vm.sh's diagnostics; the
 # status is vm.sh's (0 clean, 1 tests failed, 2 did not finish, 3 kernel
 # problem).
@@ -249,11 +270,10 @@ boot() {
 		runs_for=$2
 		shift 2
 	fi
-	case $regime in
-	stable)   append=tsc=reliable ;;
-	unstable) append=tsc=unstable ;;
-	*)        echo "boot: unknown clock regime '$regime' (stable or unstable)" >&2; return 64 ;;
-	esac
+	if ! append=$(regime_append "$regime"); then
+		echo "boot: unknown clock regime '$regime' (stable or unstable)" >&2
+		return 64
+	fi
 	# A plain test run writes a TAP line every few seconds: one silent
 	# for FROZEN_SECONDS froze (guest_froze()), and is stopped then, not
 	# 15 minutes later at the timeout. A payload that runs for a set time

@@ -272,11 +272,13 @@ if [ "$PERFCLOCK_REGIME" = stable ]; then
 	done
 fi
 # The regime asked for must be the one the payload runs in, or its
-# results are the other regime's: a 6.12 guest booted without tsc=reliable
-# kept a stable sched_clock and the TSC clocksource, where 6.1's found
-# the TSC unsynchronized (docs/kernel-compat.md). Stable: the tsc
-# clocksource, and sched_clock's last word "Marking stable"; unstable:
-# neither (tsc=unstable on the command line: never marked stable).
+# results are the other regime's: a 6.12 guest booted without either
+# regime's arguments kept a stable sched_clock and the TSC clocksource,
+# where 6.1's found the TSC unsynchronized (docs/kernel-compat.md).
+# Stable: the tsc clocksource, and sched_clock's last word "Marking
+# stable"; unstable: neither (the unstable regime's argument marks the
+# TSC unstable from boot: never marked stable). Each regime's arguments:
+# regime_append() in scripts/vm-lib.sh.
 now=$(cat $cs)
 said=$(dmesg | grep -o 'sched_clock: Marking [a-z]*' | tail -n 1)
 if [ "$PERFCLOCK_REGIME" = stable ]; then

@@ -7,7 +7,8 @@
  * perfclock_tsc_unstable_test relies on.
  *
  * arch/x86/kernel/tsc.c:mark_tsc_unstable() does not look at
- * tsc_clocksource_reliable (tsc=reliable only turns the clocksource
+ * tsc_clocksource_reliable (set by the stable regime's boot argument,
+ * regime_append() in scripts/vm-lib.sh, which only turns the clocksource
  * watchdog off, tsc_disable_clocksource_watchdog()): it sets
  * tsc_unstable, calls kernel/sched/clock.c:clear_sched_clock_stable()
  * when sched_clock is native_sched_clock(), and marks both TSC

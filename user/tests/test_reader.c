@@ -2,7 +2,9 @@
 /*
  * The threaded reader (perfclock_reader.h) on this host's real perf
  * events, with CLOCK_MONOTONIC (use_clockid) and no module: one pinned
- * reader thread per CPU on H_c, the merger on this thread.
+ * reader thread per CPU on H_c, the merger on this thread. This file has
+ * main(), the load and the checks under it; test_reader_lifecycle.c the
+ * reader's life around it (test_reader.h: what the two share).
  *  - The real load (context-switch samples, cpu-clock samples, the
  *    PERF_RECORD_SWITCH side band; cross-CPU pipe ping-pong and a CPU
  *    hog on every CPU): every ring on the per-CPU horizon, 0 records
@@ -15,6 +17,9 @@
  *    read) is small. The guest test with 8 vCPUs asserts it.
  *  - Lost records: 1-page rings filled with no reader running; the
  *    PERF_RECORD_LOST the kernel writes next is counted, never delivered.
+ *  - A reader thread moved off its CPU from outside; one thread for all
+ *    CPUs.
+ * In test_reader_lifecycle.c:
  *  - Which horizon each ring gets: pid 0 (one task), the GRACE_PERIOD
  *    flag, CLOCK_REALTIME (an estimate).
  *  - A fork() child (-ECHILD, the parent's reader goes on); stop while
@@ -29,7 +34,6 @@
  */
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -45,18 +49,14 @@
 #include "perfclock_reader.h"
 #include "internal.h"
 #include "tap.h"
+#include "test_reader.h"
 
 #define LOAD_MS		1000	/* PERFCLOCK_TEST_LOAD_MS overrides */
 #define MAX_KIDS	64
 
-struct sink {
-	uint64_t delivered, timed, untimed, late, unsorted, lost_seen, last;
-	uint64_t limits, limit_down, last_limit;
-};
-
 static uint64_t load_ms = LOAD_MS;
 
-static int deliver(void *arg, const struct perfclock_event *ev)
+int deliver(void *arg, const struct perfclock_event *ev)
 {
 	struct sink *s = arg;
 	const struct perf_event_header *h = ev->data;
@@ -94,48 +94,6 @@ static uint64_t mono_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
-static int count_fds(void)
-{
-	int n = 0, fd;
-
-	for (fd = 0; fd < 1024; fd++)
-		n += fcntl(fd, F_GETFD) != -1;
-	return n;
-}
-
-static int nr_threads(void)
-{
-	struct dirent *d;
-	DIR *dir = opendir("/proc/self/task");
-	int n = 0;
-
-	if (!dir)
-		return -1;
-	while ((d = readdir(dir)))
-		n += d->d_name[0] != '.';
-	closedir(dir);
-	return n;
-}
-
-/*
- * nr_threads() once it has come down to want, or after 5 s: a joined
- * thread's tid is cleared (what pthread_join() waits for) before the
- * kernel releases the task, so /proc/self/task can list it a little
- * longer (seen in a TCG guest).
- */
-static int threads_settle(int want)
-{
-	int n, i;
-
-	for (i = 0; i < 500; i++) {
-		n = nr_threads();
-		if (n <= want)
-			return n;
-		usleep(10000);
-	}
-	return nr_threads();
 }
 
 static void pin(int cpu)
@@ -194,7 +152,7 @@ static void bounce(int side, int cpu)
 	}
 }
 
-static void load_start(int ncpu)
+void load_start(int ncpu)
 {
 	int i;
 
@@ -211,7 +169,7 @@ static void load_start(int ncpu)
 	}
 }
 
-static void load_stop(void)
+void load_stop(void)
 {
 	int i;
 
@@ -243,8 +201,8 @@ static void attrs_init(struct perf_event_attr *a)
 	a[2].sample_period = 100000;		/* 10 kHz a CPU */
 }
 
-static struct perfclock_evring *ev_open(struct perfclock *clk, int pid,
-					uint32_t pages)
+struct perfclock_evring *ev_open(struct perfclock *clk, int pid,
+				 uint32_t pages)
 {
 	struct perfclock_evring_config cfg;
 	struct perf_event_attr a[3];
@@ -258,9 +216,9 @@ static struct perfclock_evring *ev_open(struct perfclock *clk, int pid,
 	return perfclock_evring_open(clk, &cfg);
 }
 
-static struct perfclock_reader *rd_start(struct perfclock *clk,
-					 struct perfclock_evring *er,
-					 struct sink *s, uint32_t flags)
+struct perfclock_reader *rd_start(struct perfclock *clk,
+				  struct perfclock_evring *er,
+				  struct sink *s, uint32_t flags)
 {
 	struct perfclock_reader_config rc;
 
@@ -538,149 +496,6 @@ static void moved_and_grouped(struct perfclock *clk, int ncpu)
 	       st.nr_rings, (unsigned long long)st.records);
 	perfclock_reader_free(r);
 out:
-	perfclock_evring_close(er);
-}
-
-static void kinds(struct perfclock *clk)
-{
-	struct perfclock_clock_info info;
-	struct perfclock_reader_ring_stats rs;
-	uint32_t want;
-	struct perfclock_reader *r;
-	struct perfclock_evring *er;
-	struct perfclock *rt;
-	struct sink s;
-
-	er = ev_open(clk, 0, 8);
-	r = er ? rd_start(clk, er, &s, 0) : NULL;
-	tap_ok(r && perfclock_reader_get_ring_stats(r, 0, &rs) == 0 &&
-	       rs.horizon == PERFCLOCK_READER_HORIZON_GRACE_PERIOD,
-	       "reader: rings of one task (pid 0) are on the grace-period horizon");
-	perfclock_reader_free(r);
-	perfclock_evring_close(er);
-	er = ev_open(clk, -1, 8);
-	r = er ? rd_start(clk, er, &s, PERFCLOCK_READER_GRACE_PERIOD) : NULL;
-	tap_ok(r && perfclock_reader_get_ring_stats(r, 0, &rs) == 0 &&
-	       rs.horizon == PERFCLOCK_READER_HORIZON_GRACE_PERIOD &&
-	       perfclock_reader_get_ring_stats(r, 4096, &rs) == -EINVAL,
-	       "reader: PERFCLOCK_READER_GRACE_PERIOD puts pid -1 rings on the grace period too");
-	perfclock_reader_free(r);
-	perfclock_evring_close(er);
-
-	/*
-	 * CLOCK_REALTIME: no per-CPU horizon; its perfclock_horizon() is
-	 * the module's (exact) where one is loaded, else an estimate.
-	 */
-	rt = perfclock_open_clockid(CLOCK_REALTIME);
-	memset(&info, 0, sizeof(info));
-	if (rt)
-		perfclock_get_info(rt, &info);
-	want = (info.flags & PERFCLOCK_CLOCK_HORIZON_EXACT) ?
-	       PERFCLOCK_READER_HORIZON_GRACE_PERIOD :
-	       PERFCLOCK_READER_HORIZON_ESTIMATE;
-	er = rt ? ev_open(rt, -1, 8) : NULL;
-	r = er ? rd_start(rt, er, &s, 0) : NULL;
-	tap_ok(r && perfclock_reader_get_ring_stats(r, 0, &rs) == 0 &&
-	       rs.horizon == want &&
-	       !strcmp(perfclock_reader_horizon_name(
-			PERFCLOCK_READER_HORIZON_ESTIMATE), "estimate") &&
-	       !strcmp(perfclock_reader_horizon_name(
-			PERFCLOCK_READER_HORIZON_PERCPU), "per-CPU") &&
-	       !strcmp(perfclock_reader_horizon_name(
-			PERFCLOCK_READER_HORIZON_GRACE_PERIOD), "grace period") &&
-	       !strcmp(perfclock_reader_horizon_name(0), "unknown"),
-	       "reader: CLOCK_REALTIME (no per-CPU horizon): %s (perfclock_horizon(): %s)",
-	       perfclock_reader_horizon_name(want), perfclock_horizon_name(&info));
-	perfclock_reader_free(r);
-	perfclock_evring_close(er);
-	perfclock_close(rt);
-}
-
-static void lifecycle(struct perfclock *clk, int ncpu)
-{
-	struct perfclock_reader_config rc;
-	struct perfclock_reader_stats st;
-	struct perfclock_reader *r;
-	struct perfclock_evring *er;
-	uint64_t before;
-	int fds, threads, status = -1, i, left;
-	int64_t ret, ret2;
-	struct sink s;
-	pid_t p;
-
-	er = ev_open(clk, -1, 64);
-	if (!tap_ok(er != NULL, "reader: rings for the lifecycle checks"))
-		return;
-	fds = count_fds();
-	threads = nr_threads();
-	perfclock_reader_config_init(&rc);
-	errno = 0;
-	tap_ok(!perfclock_reader_start(clk, er, &rc) && errno == EINVAL,
-	       "reader: no deliver callback is EINVAL");
-	rc.deliver = deliver;
-	rc.arg = &s;
-	rc.flags = 1U << 7;
-	errno = 0;
-	tap_ok(!perfclock_reader_start(clk, er, &rc) && errno == EINVAL,
-	       "reader: an unknown flag is EINVAL");
-	rc.flags = 0;
-	rc.reserved[2] = 1;
-	errno = 0;
-	tap_ok(!perfclock_reader_start(clk, er, &rc) && errno == EINVAL &&
-	       count_fds() == fds && threads_settle(threads) == threads,
-	       "reader: reserved not zero is EINVAL; nothing left open or running");
-	tap_ok(perfclock_reader_deliver(NULL, 0) == -EINVAL &&
-	       perfclock_reader_stop(NULL) == -EINVAL &&
-	       perfclock_reader_get_stats(NULL, &st) == -EINVAL,
-	       "reader: NULL is EINVAL");
-
-	/* fork() while the threads run. */
-	r = rd_start(clk, er, &s, 0);
-	perfclock_evring_enable(er);
-	load_start(ncpu);
-	for (i = 0; i < 20; i++)
-		perfclock_reader_deliver(r, 5);
-	p = fork();
-	if (p == 0) {
-		int ok = perfclock_reader_deliver(r, 0) == -ECHILD &&
-			 perfclock_reader_stop(r) == -ECHILD;
-
-		perfclock_reader_free(r);
-		_exit(ok ? 0 : 1);
-	}
-	if (p > 0)
-		waitpid(p, &status, 0);
-	perfclock_reader_get_stats(r, &st);
-	before = st.records;
-	for (i = 0; i < 20; i++)
-		perfclock_reader_deliver(r, 5);
-	perfclock_reader_get_stats(r, &st);
-	tap_ok(WIFEXITED(status) && WEXITSTATUS(status) == 0 &&
-	       st.records > before,
-	       "reader: in a fork() child deliver and stop are ECHILD and free returns; the parent's reader goes on (%llu -> %llu records)",
-	       (unsigned long long)before, (unsigned long long)st.records);
-
-	/* Stop while the threads run under load. */
-	ret = perfclock_reader_stop(r);
-	ret2 = perfclock_reader_stop(r);
-	left = threads_settle(threads);
-	tap_ok(ret >= 0 && ret2 == 0 && left == threads,
-	       "reader: stop under load joins every thread (%d left, %d before); a second stop does nothing (%lld, %lld)",
-	       left, threads, (long long)ret, (long long)ret2);
-	load_stop();
-	perfclock_reader_get_stats(r, &st);
-	tap_ok(st.queue.queued == 0 && st.queue.below_horizon == 0,
-	       "reader: stop delivered everything (0 queued), nothing below a limit");
-	perfclock_reader_free(r);
-	tap_ok(count_fds() == fds, "reader: free closes what start opened");
-	/* free without stop: stops first. */
-	r = rd_start(clk, er, &s, 0);
-	perfclock_reader_deliver(r, 5);
-	perfclock_reader_free(r);
-	left = threads_settle(threads);
-	tap_ok(left == threads && count_fds() == fds,
-	       "reader: free of a running reader stops and joins it (%d threads left, %d before)",
-	       left, threads);
 	perfclock_evring_close(er);
 }
 
