@@ -18,7 +18,9 @@
 #                 script's order that check-perf uses), scripts/lint-docs.sh
 #                 (the docs name only functions that exist; README's example
 #                 is examples/tracer.c and runs)
-#   user          make -C user check: user/tests/check.sh
+#   user          make -C user check: user/tests/check.sh (beside the
+#                 guests when there are guests to boot, its results
+#                 after theirs)
 #   stress        the liburcu stress testers on the host (here)
 #   demo          scripts/check-demo.sh host errors
 #   guest         on each kernel, in each clock regime (stable and unstable
@@ -34,6 +36,8 @@
 #                 in a guest that looks like VMware
 # What `make check` leaves out to stay under ten minutes on a new 2-core
 # machine, `make check-kernels` runs (section long, in .ci/run):
+#   fuzz-long     the ring reader under libFuzzer for FUZZ_LONG_SECONDS
+#                 (180; make check's user section fuzzes it for 10 s)
 #   guest-long    when there are two kernels or more, the first kernel's
 #                 (6.1's) selftest guest in the unstable regime, the most
 #                 expensive guest, and its two overcommit guests; the
@@ -48,8 +52,8 @@
 #                 quiet guest and leaves a chatty one alone, --hold-events
 #                 holds what the kernel has (on the first kernel), a guest
 #                 not in the clock regime asked for fails (on each kernel)
-# Arguments pick sections (lint, user, stress, demo, guest, guest-long,
-# demo-guest, vm; long is the last three); none means lint user stress
+# Arguments pick sections (lint, user, stress, demo, guest, fuzz-long,
+# guest-long, demo-guest, vm; long is the last four); none means lint user stress
 # demo guest.
 # KERNEL is a label (6.1, 6.12, 6.12-rt-amd64: kernel_label in
 # scripts/vm-lib.sh). CHECK_KERNELS (the Makefile's, from KVER=/KDIR=)
@@ -68,7 +72,7 @@ cd "$(dirname "$0")/.." || exit 1
 sections=
 for section in "$@"; do
 	case $section in
-	long) sections+=" guest-long demo-guest vm" ;;
+	long) sections+=" fuzz-long guest-long demo-guest vm" ;;
 	*)    sections+=" $section" ;;
 	esac
 done
@@ -156,12 +160,35 @@ if want lint; then
 	timed lint
 fi
 
-if want user; then
-	make --no-print-directory -C user check > "$log/user.tap" 2>&1
+# The library's host tests need no guest: with guests to boot they run
+# beside them (the guests leave a core idle for a third of their time),
+# in a build directory of their own (user/build/host-check), since
+# check-demo.sh builds demo_flush in user/build meanwhile; their results
+# are collected after the guests'. Alone they run here.
+user_pid=
+user_check() {
+	local t0=$(date +%s) st
+	make --no-print-directory -C user check B=build/host-check > "$log/user.tap" 2>&1
 	st=$?
+	echo "$st $(( $(date +%s) - t0 ))" > "$log/user.status"
+}
+collect_user() {
+	local st secs
+	read -r st secs < "$log/user.status" || st=1
 	collect user "$log/user.tap"
-	result $st "user: make -C user check exits 0"
-	timed user
+	result "$st" "user: make -C user check exits 0"
+	echo "# time: user ${secs:-?} s${1:+ ($1)}"
+}
+if want user; then
+	rm -f "$log/user.status"
+	if want guest || want guest-long; then
+		user_check &
+		user_pid=$!
+	else
+		user_check
+		collect_user
+		mark=$(date +%s)
+	fi
 fi
 
 if want stress; then
@@ -199,6 +226,25 @@ if [ -n "$demo_parts" ]; then
 	collect demo "$log/demo.tap"
 	result $st "demo: scripts/check-demo.sh ${demo_parts# } exits 0"
 	timed demo
+fi
+
+# The ring reader under libFuzzer for minutes (make check fuzzes it for
+# FUZZ_SECONDS, 10 s).
+if want fuzz-long; then
+	secs=${FUZZ_LONG_SECONDS:-180}
+	if make --no-print-directory -C user -j"$(nproc)" build/fuzz_ring > "$log/fuzz-long.log" 2>&1; then
+		mkdir -p user/build/fuzz-corpus
+		user/build/fuzz_ring -max_total_time="$secs" -rss_limit_mb=1024 \
+			-print_final_stats=1 -artifact_prefix=user/build/ user/build/fuzz-corpus \
+			>> "$log/fuzz-long.log" 2>&1
+		st=$?
+		runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log/fuzz-long.log")
+		result $st "fuzz-long: the ring reader survives ${secs} s of libFuzzer+ASan+UBSan (${runs:-no} inputs)" \
+			"$(tail -n 25 "$log/fuzz-long.log")"
+	else
+		skip_result "fuzz-long: the ring reader" "clang with libFuzzer not available ($(tail -n 1 "$log/fuzz-long.log"))"
+	fi
+	timed fuzz-long
 fi
 
 # The payload of kernel $1's selftest guests: the tests and its modules.
@@ -331,6 +377,12 @@ if want guest || want guest-long; then
 			timed "$g"
 		done
 	done
+fi
+
+if [ -n "$user_pid" ]; then
+	wait "$user_pid"
+	collect_user "beside the guests"
+	timed "the wait for user"
 fi
 
 want vm || finish

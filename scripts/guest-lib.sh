@@ -11,6 +11,14 @@
 
 . /lib/perfclock/tap-lib.sh
 
+# "# === NAME", the line that names the program whose results follow
+# (collect() in tap-lib.sh), after the guest's uptime: where a guest's
+# minutes go.
+section() {
+	echo "# uptime $(cut -d' ' -f1 /proc/uptime) s"
+	echo "# === $1"
+}
+
 # Warnings the kernel prints whatever the module does: the taint notice
 # for the first unsigned out-of-tree module of a boot (and for a module
 # signed with a key it does not hold, DKMS's own), the hrtimer interrupt's

@@ -13,7 +13,7 @@ cs=/sys/devices/system/clocksource/clocksource0/current_clocksource
 regime=$PERFCLOCK_REGIME
 echo "# regime: $regime ($(cat $cs)), $(nproc) CPUs, $(uname -r)"
 
-echo "# === kernel"
+section "kernel"
 # The log check must be able to fail: it sees a warning-level line.
 echo '<4>perfclock selftest: log check probe' > /dev/kmsg
 log_warnings | grep -q 'log check probe'
@@ -22,7 +22,7 @@ result $? "the log check sees a warning-level line"
 # libperfclock's REALTIME/TAI horizons across sets of the wall clock and
 # of the TAI offset (it steps this guest's clock and restores it):
 # before the module is loaded, so that the estimate is what it tests.
-echo "# === libperfclock test_clock_set estimate"
+section "libperfclock test_clock_set estimate"
 ./test_clock_set estimate || rc=1
 
 # Only what the tests provoke may reach the log from here on.
@@ -35,31 +35,31 @@ dmesg | sed -n 's/^.*\(perfclock: .*\)$/# \1/p'
 
 for t in perfclock_ioctl_test perfclock_ioctl_test_32 perfclock_page_test \
 	 perfclock_clock_test perfclock_horizon_test perfclock_lifecycle_test; do
-	echo "# === $t"
+	section "$t"
 	"./$t" || rc=1
 done
 # The per-CPU horizon H_c (docs/percpu-horizon.md); it slews this guest's
 # clock by +-10% with adjtimex(ADJ_TICK) for a few seconds, and restores
 # the tick length after.
-echo "# === perfclock_percpu_test"
+section "perfclock_percpu_test"
 PERCPU_SLEW=1 PERCPU_SECONDS=${PERCPU_SECONDS:-1} \
 	PERCPU_SLOPE_SECONDS=${PERCPU_SLOPE_SECONDS:-2} ./perfclock_percpu_test || rc=1
-echo "# === kernel"
+section "kernel"
 log_clean "the selftests"
 
 # The library against the real module: its reads bracket perf records,
 # and it merges real per-CPU rings stamped with the module's clock.
-echo "# === libperfclock test_module"
+section "libperfclock test_module"
 ./test_module || rc=1
-echo "# === libperfclock test_ring_real"
+section "libperfclock test_ring_real"
 ./test_ring_real device || rc=1
-echo "# === kernel"
+section "kernel"
 log_clean "the library tests"
 
 # The liburcu torture: every path on every CPU at once, with other
 # processes opening, mapping and forking on the device meanwhile; then
 # proof that it catches a clock stepping back beyond the bound.
-echo "# === perfclock_stress"
+section "perfclock_stress"
 ./perfclock_stress --seconds "${STRESS_SECONDS:-5}" || rc=1
 # Caught means: exit status 1 (2 is a usage or open error), a failed
 # clock check, and no other failure.
@@ -77,31 +77,31 @@ else
 fi
 # Per-CPU readers and a wait-free-queue merger against the library's
 # round-robin reader, on the same load: no late or lost record either way.
-echo "# === perfclock_drain"
+section "perfclock_drain"
 ./perfclock_drain --seconds "${DRAIN_SECONDS:-3}" || rc=1
-echo "# === kernel"
+section "kernel"
 log_clean "the stress test"
 
 
 # Last, since it leaves the TSC unstable: the kernel may warn about the
 # TSC warp the test itself makes, and about nothing else.
-echo "# === perfclock_tsc_unstable_test"
+section "perfclock_tsc_unstable_test"
 insmod /payload/extra/msr.ko allow_writes=on 2>/dev/null
 ./perfclock_tsc_unstable_test || rc=1
-echo "# === kernel"
+section "kernel"
 log_clean "the TSC-unstable test" 'TSC synchronization|TSC warp|turning off TSC clock'
 
 # The grace-period policy, with nothing else holding the device.
-echo "# === perfclock_gp_policy_test"
+section "perfclock_gp_policy_test"
 ./perfclock_gp_policy_test || rc=1
-echo "# === kernel"
+section "kernel"
 log_clean "the grace-period policy test"
 
 # Who arms the module's timer and grace periods, by privilege: also with
 # nothing else holding the device (it waits for the timer to stop).
-echo "# === perfclock_access_test"
+section "perfclock_access_test"
 ./perfclock_access_test || rc=1
-echo "# === kernel"
+section "kernel"
 log_clean "the access test"
 
 # Horizon generations: a REALTIME set back (both regimes) and kprobes
@@ -113,14 +113,14 @@ log_clean "the access test"
 # the TSC unstable in a guest of its own, which scripts/check.sh boots on
 # one TCG thread; this guest keeps a thread per vCPU for the tests that
 # need CPUs running at once.
-echo "# === perfclock_clock_set_test"
+section "perfclock_clock_set_test"
 ./perfclock_clock_set_test || rc=1
 # The same sets through the library, on the module's horizons.
-echo "# === libperfclock test_clock_set module"
+section "libperfclock test_clock_set module"
 ./test_clock_set module || rc=1
-echo "# === perfclock_generation_test"
+section "perfclock_generation_test"
 PERFCLOCK_MARK_KO= ./perfclock_generation_test || rc=1
-echo "# === kernel"
+section "kernel"
 log_clean "the generation test"
 
 check "module unloads at the end" rmmod perfclock

@@ -18,23 +18,23 @@ echo "# regime: $PERFCLOCK_REGIME, $(nproc) CPUs (overcommitted), $(uname -r)"
 dmesg -c >/dev/null
 # First, with no module loaded: the library's membarrier horizon, and the
 # same with its barrier skipped, which this load must make late.
-echo "# === perfclock_membarrier_test (overcommitted, no module)"
+section "perfclock_membarrier_test (overcommitted, no module)"
 PERFCLOCK_EXPECT_BARE_LATE=1 PERFCLOCK_MB_SECONDS=${MB_SECONDS:-4} \
 	./perfclock_membarrier_test || rc=1
-echo "# === perfclock_percpu_late_test (overcommitted, no module: CLOCK_MONOTONIC_RAW)"
+section "perfclock_percpu_late_test (overcommitted, no module: CLOCK_MONOTONIC_RAW)"
 PERFCLOCK_EXPECT_BARE_LATE=1 PERFCLOCK_PERCPU_CLOCK=raw \
 	PERFCLOCK_PERCPU_SECONDS=${PERCPU_SECONDS:-1} ./perfclock_percpu_late_test || rc=1
 if ! insmod /payload/perfclock.ko; then
 	result 1 "insmod perfclock.ko"
 	exit 1
 fi
-echo "# === perfclock_horizon_test (overcommitted)"
+section "perfclock_horizon_test (overcommitted)"
 PERFCLOCK_EXPECT_BARE_LATE=1 PERFCLOCK_HORIZON_SECONDS=${HORIZON_SECONDS:-8} \
 	./perfclock_horizon_test || rc=1
-echo "# === perfclock_percpu_late_test (overcommitted, the module: perf_clock())"
+section "perfclock_percpu_late_test (overcommitted, the module: perf_clock())"
 PERFCLOCK_EXPECT_BARE_LATE=1 PERFCLOCK_PERCPU_CLOCK=module \
 	PERFCLOCK_PERCPU_SECONDS=${PERCPU_SECONDS:-1} ./perfclock_percpu_late_test || rc=1
-echo "# === kernel"
+section "kernel"
 log_clean "the horizon test"
 check "module unloads at the end" rmmod perfclock
 exit $rc

@@ -12,7 +12,7 @@
 B=${B:-build}
 MAKE=${MAKE:-make}
 CLANG=${CLANG:-clang}
-FUZZ_SECONDS=${FUZZ_SECONDS:-40}
+FUZZ_SECONDS=${FUZZ_SECONDS:-10}
 CC=${CC:-cc}
 
 log=$(mktemp)
@@ -53,7 +53,8 @@ else
 fi
 
 # ---- build ----
-if ! $MAKE --no-print-directory EXTRA_WERROR=-Werror all > "$log" 2>&1; then
+jobs=$(nproc 2>/dev/null || echo 2)
+if ! $MAKE --no-print-directory -j"$jobs" EXTRA_WERROR=-Werror all > "$log" 2>&1; then
 	result 1 "build: library, tests and bench with -Wall -Wextra -Werror"
 	tail_log 30
 	finish
@@ -229,7 +230,7 @@ took example
 
 # ---- sanitizers, valgrind, fuzzing ----
 if command -v "$CLANG" >/dev/null 2>&1 &&
-   $MAKE --no-print-directory sanitize fuzz > "$log" 2>&1; then
+   $MAKE --no-print-directory -j"$jobs" sanitize fuzz > "$log" 2>&1; then
 	took "sanitizer and fuzzer builds"
 	check "asan+ubsan: unit tests clean (clang -fsanitize=address,undefined)" \
 		"$B/san/test_unit"
