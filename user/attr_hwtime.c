@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * Events whose sample time the PMU hardware takes, which no flush horizon
- * covers: perfclock_check_attr() refuses them (libperfclock.h).
+ * covers: perfclock_check_attr() refuses them (perfclock/clock.h).
  *
  * What the kernel does (checked in 6.1; see "Not covered" in
  * ../module/perfclock_ioctl.h for the other drivers looked at):
