@@ -262,7 +262,7 @@ int perfclock_get_info(struct perfclock *clk,
  * PEBS (x86 Intel: arch/x86/events/intel/ds.c:setup_pebs_time() stamps
  * the sample with the PEBS record's TSC, taken before the record is
  * committed, with large PEBS long before; see "Not covered" in
- * perfclock_ioctl.h). Such records can come below any horizon. Open the
+ * docs/horizon.md). Such records can come below any horizon. Open the
  * event without precise_ip, or with use_clockid
  * (perfclock_open_clockid()), where 6.1's setup_pebs_time() leaves the
  * time to perf_prepare_sample(). The PMU is found in
