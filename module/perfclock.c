@@ -377,8 +377,9 @@ static void perfclock_publish(void)
 }
 
 /*
- * The flush horizon. What it guarantees, and the proof with the kernel
- * functions it rests on, is "THE FLUSH HORIZON" in perfclock_ioctl.h.
+ * The flush horizon. What it guarantees is "THE FLUSH HORIZON" in
+ * perfclock_ioctl.h; the proof with the kernel functions it rests on,
+ * docs/horizon.md, "The proof".
  */
 
 /*
@@ -1573,8 +1574,8 @@ efault:
 }
 
 /*
- * Wait until a grace period has elapsed since now (THE FLUSH HORIZON,
- * point 3). A caller with CAP_PERFMON (perfclock_perfmon_noaudit()) gets
+ * Wait until a grace period has elapsed since now (docs/horizon.md, "The
+ * proof", point 3). A caller with CAP_PERFMON (perfclock_perfmon_noaudit()) gets
  * one of its own, started now: fresh. Anyone else waits for the grace
  * periods the system runs anyway, and when none has ended for
  * horizon_gp_idle_ms, for one started under the module's one rate limit
@@ -1883,8 +1884,8 @@ static int __init perfclock_init(void)
 	 * with the reset probe, registered below before that work can run
 	 * unseen (unless it is running at that very moment), the module
 	 * is told of it whenever it runs; without, a module loaded between
-	 * the mark and the work takes sched_clock as already switched (the
-	 * header's "Not covered").
+	 * the mark and the work takes sched_clock as already switched
+	 * (docs/horizon.md, "Not covered").
 	 */
 	perfclock.sched_clock_unstable = check_tsc_unstable();
 #endif

@@ -41,265 +41,31 @@
  * after receiving H (acquire), and drains each ring, meets no record
  * below H afterwards.
  *
- * Why it holds (kernel file:function, checked in 6.1 and mainline):
- *
- *  1. perf reads the timestamp and commits the record inside one RCU
- *     read-side critical section. Samples: kernel/events/core.c:
- *     __perf_event_output() holds rcu_read_lock() around
- *     perf_prepare_sample() (which reads perf_event_clock() through
- *     __perf_event_header__init_id()) and perf_output_end(). Side-band
- *     records (COMM, MMAP, MMAP2, FORK, EXIT, NAMESPACES, CGROUP, SWITCH,
- *     SWITCH_CPU_WIDE, KSYMBOL, BPF_EVENT, TEXT_POKE) are stamped and
- *     written by the perf_event_*_output() callbacks under
- *     perf_iterate_sb(), which holds rcu_read_lock() and
- *     preempt_disable(). LOST records are stamped and written inside
- *     kernel/events/ring_buffer.c:__perf_output_begin()'s own
- *     rcu_read_lock(). THROTTLE/UNTHROTTLE (perf_log_throttle()), AUX,
- *     LOST_SAMPLES, ITRACE_START and AUX_OUTPUT_HW_ID are written from
- *     NMI, hard irq or irqs-disabled contexts (the overflow path, the
- *     tick's perf_adjust_freq_unthr_context(), event_sched_in() under
- *     ctx->lock, the PMU drivers' perf_aux_output_end()). Since Linux 5.0
- *     every region with preemption or irqs disabled, and every NMI
- *     handler, is an RCU reader for synchronize_rcu()
- *     (Documentation/RCU/whatisRCU.rst).
- *  2. The record becomes visible when kernel/events/ring_buffer.c:
- *     perf_output_put_handle() stores data_head, at the end of the
- *     outermost writer on that ring (a writer nested in an NMI is
- *     published by the writer it interrupted, whose critical section
- *     encloses it). That store is inside the critical section.
- *  3. The module reads the horizon BEFORE it snapshots the grace-period
- *     state (get_state_synchronize_rcu(), which starts with smp_mb()),
- *     and hands H out only after poll_state_synchronize_rcu() on that
- *     snapshot returned true, or synchronize_rcu*() returned. Per
- *     kernel/rcu/tree.c:poll_state_synchronize_rcu(), that gives the
- *     ordering of a synchronize_rcu() called at the snapshot: every
- *     critical section that began before it has ended, and its stores
- *     (data_head) are visible to whatever follows.
- *  4. A record stamped below H was stamped before H was read, so its
- *     critical section began before the snapshot:
- *     - perf_clock() (local_clock(), events without use_clockid): H is
- *       min over every possible CPU c of sched_clock_cpu(c). With a stable
- *       sched_clock this is one global clock read on the calling CPU.
- *       That step is an argument in time, not in the memory model: the
- *       stamps and H are RDTSC reads (arch/x86/kernel/tsc.c:
- *       native_sched_clock() uses rdtsc(), unordered), and "stamped
- *       below H" means "read the one clock earlier". The module orders
- *       its own read (an LFENCE after it, module/perfclock.c:
- *       perfclock_perf_clock_horizon(), so it completes before the
- *       snapshot); a writer's RDTSC can still execute a few instructions
- *       before the preempt_disable()/rcu_read_lock() that opens its
- *       critical section retires (nothing orders them), so the step
- *       rests on that early execution being shorter than the time from
- *       H's read to the snapshot (an LFENCE and a full barrier; the
- *       out-of-order window is a few hundred instructions, and an
- *       interrupt in it discards the early read).
- *       Otherwise kernel/sched/clock.c:sched_clock_remote() returns the
- *       larger of the two CPUs' clocks and raises the smaller one to it
- *       with a cmpxchg, and sched_clock_local() never lets a CPU's clock
- *       go below its current value: after the read, CPU c's clock is at
- *       least H, so a record stamped below H on c was stamped before it.
- *       The scheduler couples clocks the same way whenever it reads a
- *       remote runqueue's clock (kernel/sched/core.c:update_rq_clock()).
- *       No skew estimate enters: a CPU whose tick is held off is pulled
- *       forward, not waited for. A read (the page's or GET_HORIZON's)
- *       may take, for a CPU, the value last read there (module/perfclock.c:
- *       perfclock_perf_clock_horizon(), horizon_skip_us): that CPU's
- *       clock is still at least that value, since neither function
- *       lowers a clock; only __sched_clock_work() does (Generations).
- *       Offline CPUs are coupled too, so one coming online resumes at
- *       or above H.
- *     - use_clockid clocks: H is read with the accessor perf stamps with
- *       (kernel/events/core.c:perf_event_set_clock()): MONOTONIC
- *       ktime_get_mono_fast_ns(), MONOTONIC_RAW ktime_get_raw_fast_ns(),
- *       REALTIME ktime_get_real_ns(), BOOTTIME ktime_get_boottime_ns(),
- *       TAI ktime_get_clocktai_ns(), each one clock for all CPUs,
- *       except across an NTP mult change (Not covered: the NTP slope
- *       term; MONOTONIC_RAW has none). Read in the kernel, as perf's
- *       stamps are: a time namespace's offset (kernel/time/namespace.c)
- *       is in neither.
- *
- * Not covered:
- *  - PERF_RECORD_READ (events with inherit_stat, at child exit):
- *    kernel/events/core.c:perf_event_read_event() stamps the record
- *    before __perf_output_begin() enters its critical section, in
- *    preemptible context.
- *  - PERF_RECORD_CALLCHAIN_DEFERRED (deferred user callchains, kernels
- *    after 6.1): written from task work on the way back to user space;
- *    the versions of that code seen while writing this do not all stamp
- *    and commit inside one critical section, so it is not claimed.
- *  - Overwrite (write_backward) rings: the reader does not drain them
- *    forward; the guarantee about data_head still holds.
- *  - AUX area data: stamped by the hardware, not by perf_clock(). The
- *    AUX records in the main ring are covered.
- *  - Samples whose time the PMU driver sets itself. perf_prepare_sample()
- *    (kernel/events/core.c) stamps PERF_SAMPLE_TIME only if the driver
- *    has not set it in data->sample_flags. In 6.1 only x86 Intel PEBS
- *    does: arch/x86/events/intel/ds.c:setup_pebs_time() takes the PEBS
- *    record's TSC, before the record is committed (with large PEBS long
- *    before: the records wait in the DS buffer for
- *    intel_pmu_drain_pebs_buffer()), unless the event has use_clockid or
- *    sched_clock is not the native stable one. libperfclock's
- *    perfclock_check_attr() refuses precise_ip events without
- *    use_clockid on a PMU that can do PEBS (-EOPNOTSUPP). Looked at and
- *    covered: s390 PAI (perf_pai_ext.c, perf_pai_crypto.c set data.time
- *    without the sample flag, so perf_prepare_sample() stamps it again),
- *    s390 cpum_sf, powerpc core-book3s, AMD IBS and Intel BTS (perf
- *    stamps at output, in the critical section that commits), ARM SPE
- *    and Intel PT (AUX data, above). Checked in 6.1; the mainline tree
- *    could not be read here, and a 2023 proposal (converting the PEBS
- *    TSC for use_clockid CLOCK_MONOTONIC events) would make those
- *    hardware-stamped too.
- *  - The NTP slope term (MONOTONIC, BOOTTIME, REALTIME, TAI; not
- *    MONOTONIC_RAW, whose mult NTP never changes, nor perf_clock()).
- *    kernel/time/timekeeping.c: timekeeping_advance() reads the
- *    clocksource once (c_r), then timekeeping_adjust() picks the new
- *    mult, continuous at c_r only; the copies are rewritten later
- *    (update_vsyscall(), then update_fast_timekeeper(); 6.1 and 6.12
- *    timekeeping_update(), mainline timekeeping_update_from_shadow()).
- *    A read of an old copy at counter c > c_r exceeds a LATER stamp
- *    from the new one by up to ((c - c_r) * |dmult|) >> shift (+1 ns)
- *    when NTP lowered mult: the latch comment over
- *    ktime_get_mono_fast_ns() ("reader 6 ... backwards versus reader
- *    5"). The module's MONOTONIC horizon is such a read; the grace
- *    period after it does not help (the record is stamped after it).
- *    |dmult|/mult is about 1/mult in steady state (2e-7 at 3 GHz) and
- *    up to ~20% across an adjtimex() ADJ_TICK change; c - c_r is the
- *    update's irqs-off section, microseconds natively, unbounded on a
- *    descheduled vCPU. No margin bounds it; libperfclock subtracts an
- *    estimate (docs/percpu-horizon.md, 4.3). Seen while another vCPU
- *    toggled ADJ_TICK +-10% (6.12-rt, 8-vCPU TCG guest;
- *    selftests/perfclock_percpu_test.c, slope.*): COMM records stamped
- *    below a CLOCK_MONOTONIC read made before them on the same CPU, 408
- *    times in 1.1 M, by up to 2.8 ms; two clock_gettime() calls in a row
- *    going backwards 800 times in 49 M; MONOTONIC_RAW never.
- *  - A clock step (Generations, below) between the module's last check
- *    and a tool's use of a horizon: until the module sees it (at the
- *    latest its next update period, or the next GET_HORIZON), a tool
- *    holding the old generation's horizon can meet records stamped after
- *    the step below it. Nothing in the kernel notifies a module of either
- *    step as it happens.
- *  - sched_clock turning unstable is followed on x86 only (below).
- *  - The reset probe (Generations, below) misses a reset in two cases,
- *    both flagged by PERFCLOCK_INFO_SCHED_CLOCK_RESET_PROBE where they
- *    can be seen: kprobes disarmed and armed again through debugfs
- *    (kernel/kprobes.c: disarm_all_kprobes(), arm_all_kprobes(); the
- *    kprobes_all_disarmed flag is not exported) with a reset between,
- *    all between two of the module's checks, which look for the
- *    probe's int3 (every update period while a file has the device
- *    open; while none has, until the next open or ioctl); and a reset
- *    work already running when the module registers its probe (a mark
- *    racing the load by microseconds).
- *  - Without the reset probe (no kprobes, module parameter
- *    reset_probe=0, or found disarmed), the first run-time TSC mark
- *    the module sees ends perf_clock() horizons until it is reloaded
- *    (PERFCLOCK_INFO_PERF_HORIZON_REFUSED, GET_HORIZON EOPNOTSUPP),
- *    under any hypervisor too: a reset it can no longer see may follow.
- *    Left open there: a module loaded after a run-time mark but before
- *    kernel/sched/clock.c:__sched_clock_work() has reset the clocks
- *    (the work is queued at the mark and runs when a worker does)
- *    takes sched_clock as already switched, and a horizon it hands out
- *    in that window can be above records stamped after the reset.
- *  - Liveness: while __sched_clock_work() runs (its two printk()s and
- *    static_branch_disable(), milliseconds), GET_HORIZON for
- *    perf_clock() sleeps in 1-jiffy steps with irqs on, and the page
- *    offers no perf_clock() horizon; both resume at its return. The
- *    module never spins waiting for it.
- *
- * Rests on:
- *  - A perf_clock() horizon assumes the kernel's own claim that a stable
- *    sched_clock is one clock on every CPU (synchronized TSCs).
- *  - With a paravirtual sched_clock (PERFCLOCK_INFO_SCHED_CLOCK_PARAVIRT)
- *    the stable-regime read is one read of the hypervisor's clock on the
- *    calling vCPU, and "one clock" is the host's promise:
- *    arch/x86/kernel/kvmclock.c:kvm_sched_clock_init() keeps
- *    sched_clock_stable only when the host sets PVCLOCK_TSC_STABLE_BIT,
- *    and arch/x86/kernel/pvclock.c:pvclock_clocksource_read() (6.1;
- *    __pvclock_clocksource_read() in mainline) then
- *    skips its cross-CPU last_value clamp, trusting the host that every
- *    vCPU's (TSC, system_time) pair describes one clock. Without the bit
- *    that function keeps the clock monotonic across vCPUs itself (the
- *    cmpxchg on last_value), but sched_clock is then unstable and the
- *    horizon is the unstable-regime read. Xen, Hyper-V and VMware clocks
- *    make the same kind of promise; the module cannot tell them apart
- *    (the sched_clock in use is not exported), so the flag is set
- *    whenever a hypervisor is detected.
- *
- * Per-CPU horizons (H_c), no grace period. For a ring fed only by
- * events opened with cpu = c (pid = -1; no SET_OUTPUT from another CPU's
- * event), every record is stamped and published on c, and from the stamp
- * (perf_event_clock()) to the data_head store (kernel/events/
- * ring_buffer.c: perf_output_put_handle()) c does not switch tasks; in
- * 6.1 and 6.12 (read) and mainline (argued from patches,
- * docs/percpu-horizon.md):
- *  - hardware overflow in NMI; cpu-clock/task-clock in hard irq
- *    (perf_swevent_hrtimer(), HRTIMER_MODE_REL_PINNED_HARD, also on RT);
- *  - software events: __perf_sw_event() preempt_disable_notrace();
- *    __perf_sw_event_sched() inside __schedule(), irqs off;
- *  - tracepoints: __DO_TRACE() preempt_disable_notrace() (6.12's
- *    perf_tp_event() asserts it); the remote-task path delivers only to
- *    events with event->cpu == smp_processor_id(); syscall tracepoints
- *    made faultable in 6.13 got guard(preempt_notrace)() in
- *    perf_syscall_enter()/perf_syscall_exit() (65e7462a16ce) before
- *    the stamp. A tracepoint section with only migrate_disable() (the
- *    PREEMPT_RT SRCU-fast proposal) would break this; its posted
- *    versions add guard(preempt_notrace)() to perf_trace_##call;
- *  - side-band records: perf_iterate_sb() preempt_disable(), only this
- *    CPU's events (event_filter_match()); throttle, LOST, AUX, ITRACE
- *    from NMI/irq or under ctx->lock with irqs off on the event's CPU;
- *  - BPF output: ____bpf_perf_event_output()/bpf_event_output()
- *    preempt_disable(), and __bpf_perf_event_output() refuses an event
- *    with event->oncpu != this CPU.
- * So at an instant t0 at which a thread runs on c in task context, no
- * such section is open on c: every record c stamped before t0 is
- * published, and a data_head load after t0 (on c, or after a migration:
- * kernel/sched/core.c, "Notes on Program-Order guarantees") sees it. A
- * clock value H read at t0 bounds later stamps on c: GET_TIME reads
- * local_clock() and smp_processor_id() in one preempt_disable() section,
- * and kernel/sched/clock.c: sched_clock_local() never returns less than
- * the CPU's last value (cmpxchg on scd->clock; sched_clock_remote() only
- * raises): every later stamp on c is >= ns when cpu == c. With a global
- * clock (stable sched_clock, MONOTONIC_RAW) a read anywhere followed in
- * program order by getcpu() == c is as good. H_c inherits the NTP slope
- * term above for NTP clocks when the timekeeping CPU is not c. "Stamped
- * before t0" is in c's instruction stream: the vDSO's ordered TSC read
- * waits for the writer's; GET_TIME's plain one is separated from it by
- * the writer's section and a return to the reader (reasoned, as in 4.).
- * Breaks it: PEBS with hardware time (setup_pebs_time()); rings written
- * from several CPUs (cpu = -1 events, cross-CPU SET_OUTPUT); CPU
- * hotplug; deferred callchains. Those fall back to the grace-period
- * horizon (docs/percpu-horizon.md, table 5).
+ * Why: perf stamps and publishes a record inside one RCU read-side
+ * critical section, and the module hands H out only after a grace
+ * period that began after H was read. The proof with its kernel
+ * citations, what it does not cover (PERF_RECORD_READ, deferred
+ * callchains, AUX data, samples the PMU stamps, the NTP slope of the
+ * NTP-disciplined clocks, the window before a clock step is seen) and
+ * what it rests on (a stable sched_clock is one clock; with a
+ * paravirtual one, the host's promise): docs/horizon.md, "The proof".
+ * The per-CPU horizon H_c, which needs no grace period:
+ * docs/percpu-horizon.md.
  *
  * Generations. Each horizon carries a generation
  * (perfclock_horizon::generation, perfclock_page::horizon_generation,
  * PERFCLOCK_INFO_HORIZON_GENERATION): 1 at load, bumped whenever a
  * horizon already handed out may be above a record stamped later:
- *  - sched_clock turns unstable at run time: on x86,
- *    arch/x86/kernel/tsc.c:mark_tsc_unstable() -> kernel/sched/clock.c:
- *    clear_sched_clock_stable() -> __sched_clock_work(), which resets
- *    every CPU's clock from the GTOD and can move it back by however far
- *    the GTOD fell behind the TSC since boot, plus the time its two
- *    printk()s take (the clocks are reset before them and the stable
- *    branch turned off after: meanwhile local_clock() runs on from the
- *    TSC, then restarts at the reset value). The module is told: a
- *    kprobe and a kretprobe on __sched_clock_work() (module/perfclock.c,
- *    "The reset probe") start a generation at the work's entry and
- *    another at its return, and no perf_clock() horizon is read or
- *    proven between them. That holds whoever cleared sched_clock_stable
- *    and whatever the hypervisor (a guest with a native sched_clock:
- *    KVM with no-kvmclock, ACRN, Jailhouse, VMware without its TSC
- *    frequency), with no guess at which sched_clock is in use.
- *  - REALTIME or TAI is set backwards (the offset from MONOTONIC
- *    shrinks). A forward set bumps nothing.
- * After a bump every held horizon is dropped: horizon values restart from
- * a newly proven sample and may be SMALLER than before, and
+ * sched_clock turns unstable at run time and its clocks are reset (the
+ * module's kprobe on __sched_clock_work()), or REALTIME or TAI is set
+ * backwards. After a bump every held horizon is dropped: horizon values
+ * restart from a newly proven sample and may be SMALLER than before, and
  * PERFCLOCK_PAGE_HORIZON_VALID may be clear until one is proven. The
  * page writes the generation in the same seq section as the horizon.
  * What a tool must do when the generation it reads differs from the last
  * one it used: flush (deliver) everything it holds, in the order it has,
  * and restart its limit from the new horizon (which may be below the
- * old): records stamped across the step are not ordered by time at all.
- * A tool that uses only perf_clock() may see a bump caused by a REALTIME
- * set: the flush is then unneeded, and harmless.
+ * old). How each step is detected: docs/horizon.md, "Generations".
  *
  * WHO ARMS WHAT
  *
@@ -352,18 +118,10 @@
 
 /*
  * Magic 0xC4, commands 0x00-0x0F: free in mainline's
- * Documentation/userspace-api/ioctl/ioctl-number.rst (checked against
- * the table as of the 6.18/6.19 cycle, after "0xBA 00-0F
- * uapi/linux/liveupdate.h" was added), between
- *
- *	0xC0  00-0F  linux/usb/iowarrior.h
- *	0xCA  00-0F  uapi/misc/cxl.h                   Dead since 6.15
- *
- * ABI version 1 used 0xB2, which was free in 6.1 but is powerpc's since
- * 6.8: "0xB2 00 arch/powerpc/include/uapi/asm/papr-vpd.h", "0xB2 01-02
- * .../papr-sysparm.h", then 03-05 papr-indices, 06-07 papr-platform-dump,
- * 08 papr-physical-attestation, 09 papr-hvpipe. Those collide with
- * version 1's commands exactly.
+ * Documentation/userspace-api/ioctl/ioctl-number.rst, between 0xC0
+ * (linux/usb/iowarrior.h) and 0xCA (uapi/misc/cxl.h). ABI version 1 used
+ * 0xB2, powerpc's since 6.8 (papr-vpd and after), whose commands collide
+ * with version 1's exactly: docs/module-abi.md.
  */
 #define PERFCLOCK_IOC_MAGIC	0xC4
 
@@ -393,7 +151,7 @@ struct perfclock_time {
  * A hypervisor was detected, so sched_clock may be a paravirtual clock
  * (kvm-clock, Xen, Hyper-V, VMware: not native_sched_clock()). A
  * perf_clock() horizon then rests on the hypervisor's promise that its
- * clock is one clock across vCPUs (THE FLUSH HORIZON, "Rests on").
+ * clock is one clock across vCPUs (docs/horizon.md, "Rests on").
  */
 #define PERFCLOCK_INFO_SCHED_CLOCK_PARAVIRT	0x00000010U
 /*

@@ -101,10 +101,11 @@ result $([ "$(cat "$log/lib.files")" = "$want_lib" ]; echo $?) \
 	"contents: $libpkg holds $soname and libperfclock.so.$version only" "$(cat "$log/lib.files")"
 want_dev=$(printf '%s\n' /usr/include/perfclock/libperfclock.h /usr/include/perfclock/perfclock_page.h \
 	/usr/include/perfclock/perfclock_ioctl.h /usr/include/perfclock/perfclock_reader.h \
+	$(for h in user/perfclock/*.h; do echo "/usr/include/perfclock/${h##*/}"; done) \
 	"$libdir/libperfclock.a" "$libdir/libperfclock.so" \
 	"$libdir/pkgconfig/libperfclock.pc" | sort)
 result $([ "$(cat "$log/dev.files")" = "$want_dev" ]; echo $?) \
-	"contents: $devpkg holds the four headers, libperfclock.a, the .so link and libperfclock.pc" \
+	"contents: $devpkg holds the public headers (libperfclock.h and user/perfclock/*.h among them), libperfclock.a, the .so link and libperfclock.pc" \
 	"$(diff <(echo "$want_dev") "$log/dev.files")"
 dep=$(dpkg-deb -f "$devdeb" Depends)
 result $([ "$dep" = "$libpkg (= $version)" ]; echo $?) "contents: $devpkg depends on $libpkg (= $version) ($dep)"

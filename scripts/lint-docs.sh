@@ -9,9 +9,10 @@
 #     selftests/, patches/, fuzz/, bench/, examples/: C, headers, the perf
 #     patches), else, for the kernel's own perf_*() functions the docs
 #     cite, in the kernel's include/linux and kernel/events of Debian's
-#     linux-source-6.1, its trace_event_perf.c, trace_events.h and perf's
-#     util/session.h, util/session.c, util/data.c and builtin-inject.c
-#     (extracted once into build/ksrc-docs). A name found nowhere
+#     linux-source-6.1, its trace_event_perf.c, trace_syscalls.c,
+#     trace_events.h and perf's util/session.h, util/session.c,
+#     util/data.c and builtin-inject.c (extracted once into
+#     build/ksrc-docs). A name found nowhere
 #     fails, with the file and line that names it.
 #  2. README.md's "Write a tool" code is examples/tracer.c's: each piece
 #     between "..." lines appears in the file, whole and in order.
@@ -38,8 +39,9 @@ TREE_DIRS="user module selftests patches fuzz bench examples"
 # stamp holds the member list too: a file added here is extracted.
 KDOCS_MEMBERS=(kernel/events/\* include/linux/perf_event.h
 	include/uapi/linux/perf_event.h include/linux/trace_events.h
-	kernel/trace/trace_event_perf.c tools/perf/util/session.h
-	tools/perf/util/session.c tools/perf/builtin-inject.c tools/perf/util/data.c)
+	kernel/trace/trace_event_perf.c kernel/trace/trace_syscalls.c
+	tools/perf/util/session.h tools/perf/util/session.c
+	tools/perf/builtin-inject.c tools/perf/util/data.c)
 kernel_src() {
 	local stamp m members=()
 	[ -r "$TARBALL" ] || return 1

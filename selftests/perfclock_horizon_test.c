@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The flush horizon (PERFCLOCK_IOC_GET_HORIZON and the page's horizon_*
- * fields; the guarantee and its proof are in perfclock_ioctl.h):
+ * fields; the guarantee is in perfclock_ioctl.h, its proof in
+ * docs/horizon.md):
  *  - bad requests get a clear error, an expedited grace period needs
  *    CAP_PERFMON;
  *  - every CPU's clock is at or above a horizon once it is handed out

@@ -233,8 +233,8 @@ static inline int late_env_int(const char *name, int def)
 
 /*
  * perfclock_get_info() and perfclock_horizon() may return -EAGAIN: "ask
- * again" (libperfclock.h), when a page stayed busy for all of a read's
- * tries. In an overcommitted TCG guest the writer's vCPU can be
+ * again" (user/perfclock/horizon.h), when a page stayed busy for all of
+ * a read's tries. In an overcommitted TCG guest the writer's vCPU can be
  * descheduled for tens of ms mid-update, longer than those tries; a test
  * then asks again, as a tool would, and fails only on another error or
  * when the page stays busy for LATE_EAGAIN_TRIES asks in a row.

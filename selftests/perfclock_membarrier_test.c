@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The library's membarrier horizon (MEMBARRIER HORIZON in
- * user/libperfclock.h) on real per-CPU perf rings under load, WITHOUT the
- * module: run before perfclock.ko is loaded (run_overcommit.sh does).
+ * The library's membarrier horizon (docs/membarrier-horizon.md) on real
+ * per-CPU perf rings under load, WITHOUT the module: run before
+ * perfclock.ko is loaded (run_overcommit.sh does).
  *
  * Rounds as in perfclock_horizon_test.c (perfclock_late.h): take the
  * horizons, drain every ring, count the records that turn up below a
@@ -142,7 +142,7 @@ TEST_F(mb, no_record_below_the_membarrier_horizon)
 	ASSERT_NE(NULL, clk) TH_LOG("open %s: %s", variant->name, strerror(errno));
 	ASSERT_EQ(0, late_get_info(clk, &info));
 	TH_LOG("%s: horizon %s", variant->name, perfclock_horizon_name(&info));
-	/* CLOCK_MONOTONIC: exact except the NTP slope (libperfclock.h). */
+	/* CLOCK_MONOTONIC: exact except the NTP slope (docs/horizon.md). */
 	if (variant->clockid == CLOCK_MONOTONIC) {
 		ASSERT_FALSE(info.flags & PERFCLOCK_CLOCK_HORIZON_EXACT);
 		ASSERT_TRUE(info.flags & PERFCLOCK_CLOCK_HORIZON_NTP_SLOPE);

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The library's per-CPU horizon H_c (PER-CPU HORIZON in
- * user/libperfclock.h) against the same value read on the WRONG CPU, on
- * real per-CPU perf rings under load, in the overcommitted guests (8 vCPUs
+ * user/perfclock/horizon.h) against the same value read on the WRONG CPU,
+ * on real per-CPU perf rings under load, in the overcommitted guests (8 vCPUs
  * on 2 cores: a vCPU is often descheduled between stamping a record and
  * publishing it). run_overcommit.sh runs it twice: before insmod with
  * CLOCK_MONOTONIC_RAW through use_clockid (clock_gettime + getcpu), then

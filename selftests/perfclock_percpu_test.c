@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The per-CPU horizon H_c (module/perfclock_ioctl.h, THE FLUSH HORIZON,
- * "Per-CPU horizons"; docs/percpu-horizon.md):
+ * The per-CPU horizon H_c (docs/percpu-horizon.md):
  *  - GET_TIME's cpu is the CPU the value was read on: pinned, it agrees
  *    with sched_getcpu() around it, and a record made between two reads
  *    on c lands in c's per-CPU ring, between the two values;

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * Events whose sample time the PMU hardware takes, which no flush horizon
- * covers: perfclock_check_attr() refuses them (libperfclock.h).
+ * covers: perfclock_check_attr() refuses them (perfclock/clock.h).
  *
  * What the kernel does (checked in 6.1; see "Not covered" in
- * ../module/perfclock_ioctl.h for the other drivers looked at):
+ * docs/horizon.md for the other drivers looked at):
  * kernel/events/core.c:perf_prepare_sample() stamps
  * PERF_SAMPLE_TIME only if the driver has not (it clears what
  * data->sample_flags already holds before __perf_event_header__init_id()).

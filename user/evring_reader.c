@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * libperfclock: the threaded reader (perfclock_reader.h). Reader threads,
+ * libperfclock: the threaded reader (perfclock/reader.h). Reader threads,
  * each pinned to its CPU, read H_c and drain that CPU's ring; the
  * caller's thread merges (reader_merge.c). This file: the threads, and
  * start/stop.
@@ -345,7 +345,7 @@ perfclock_reader_config_init(struct perfclock_reader_config *cfg)
 	cfg->period_us = PERFCLOCK_READER_DEFAULT_PERIOD_US;
 }
 
-/* Which horizon each ring starts with (perfclock_reader.h). */
+/* Which horizon each ring starts with (docs/reader.md). */
 static int ring_kinds(struct perfclock_reader *r, struct perfclock_evring *er,
 		      uint32_t flags)
 {
@@ -357,7 +357,7 @@ static int ring_kinds(struct perfclock_reader *r, struct perfclock_evring *er,
 	err = perfclock_get_info(r->clk, &info);
 	if (err)
 		return err;
-	/* NTP_SLOPE: the same proof, less the NTP slope (libperfclock.h). */
+	/* NTP_SLOPE: the same proof, less the NTP slope (docs/horizon.md). */
 	r->other_kind = (info.flags & (PERFCLOCK_CLOCK_HORIZON_EXACT |
 				       PERFCLOCK_CLOCK_HORIZON_NTP_SLOPE)) ?
 			PERFCLOCK_READER_HORIZON_GRACE_PERIOD :

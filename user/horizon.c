@@ -19,7 +19,7 @@
  *     CPU (kernel/rcu/tree.c:poll_state_synchronize_rcu(), smp_mb()
  *     after the check; synchronize_rcu() likewise), which is cumulative:
  *     every store the module's CPU has seen is visible everywhere before
- *     its later stores (THE FLUSH HORIZON, step 3, perfclock_ioctl.h).
+ *     its later stores (docs/horizon.md, "The proof", step 3).
  *  2. module -> A: the module writes horizon_ns and horizon_generation
  *     inside its page's seq count; its smp_wmb() before the even seq
  *     store is a release, paired with A's acquire load of seq in

@@ -2,7 +2,7 @@
 /*
  * The estimated horizon, where no backend proves one: an exact read of
  * the clock minus the module's skew estimate (0 for a global clock)
- * minus an in-flight allowance (libperfclock.h: perfclock_horizon()).
+ * minus an in-flight allowance (perfclock/horizon.h: perfclock_horizon()).
  * Also the skew estimate itself, which perfclock_read_lower_bound()
  * takes off too.
  */

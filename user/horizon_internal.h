@@ -143,7 +143,7 @@ void perfclock__horizon_percpu_info(const struct perfclock *clk,
 				    struct perfclock_clock_info *info);
 
 /*
- * ntp_slope.c (NTP SLOPE in libperfclock.h, docs/percpu-horizon.md 4.3):
+ * ntp_slope.c (docs/horizon.md, "The NTP slope"; docs/percpu-horizon.md 4.3):
  * is clk a clock NTP disciplines (use_clockid MONOTONIC, BOOTTIME,
  * REALTIME, TAI)? h less PERFCLOCK_NTP_SLOPE_MARGIN_NS for such a clock,
  * h for any other: horizon.c applies it where it publishes a horizon,

@@ -4,8 +4,8 @@
  * a clock the tool can read itself (clock_gettime() of a use_clockid
  * clock, perf_clock() through perf's own user page). A horizon is a
  * clock read followed by two membarrier(MEMBARRIER_CMD_GLOBAL) calls,
- * each a synchronize_rcu(); why that is exact, and why two: MEMBARRIER
- * HORIZON in libperfclock.h.
+ * each a synchronize_rcu(); why that is exact, and why two:
+ * docs/membarrier-horizon.md.
  *
  * A helper thread keeps it fresh so that perfclock_horizon() need not
  * block: it reads the clock, makes the barrier, and publishes the read
@@ -419,10 +419,10 @@ void perfclock_mb__free(struct perfclock_mb *mb)
 /* ---- the backend (horizon_internal.h) ---- */
 
 /*
- * The clocks the membarrier horizon is exact for (MEMBARRIER HORIZON in
- * libperfclock.h): one clock for every CPU that never steps back, read
- * by this library. Not REALTIME and TAI (they step when set), not the
- * module's clock (the module is the better backend there).
+ * The clocks the membarrier horizon is exact for
+ * (docs/membarrier-horizon.md): one clock for every CPU that never steps
+ * back, read by this library. Not REALTIME and TAI (they step when set),
+ * not the module's clock (the module is the better backend there).
  */
 static int clock_eligible(const struct perfclock *clk)
 {

@@ -2,8 +2,8 @@
 /*
  * The membarrier horizon backend (user/horizon_membarrier.c): an exact
  * flush horizon without the module, for a clock the tool reads itself.
- * Library-private; not installed. Why it is exact: MEMBARRIER HORIZON
- * in libperfclock.h.
+ * Library-private; not installed. Why it is exact:
+ * docs/membarrier-horizon.md.
  */
 #ifndef PERFCLOCK_HORIZON_MEMBARRIER_H
 #define PERFCLOCK_HORIZON_MEMBARRIER_H

@@ -2,7 +2,8 @@
 /*
  * The module's horizons: the newest one proven on its page (no system
  * call), else PERFCLOCK_IOC_GET_HORIZON (blocks for a grace period). The
- * proof is THE FLUSH HORIZON in ../module/perfclock_ioctl.h.
+ * guarantee is THE FLUSH HORIZON in ../module/perfclock_ioctl.h, its
+ * proof docs/horizon.md, "The proof".
  */
 #include <errno.h>
 #include <stdio.h>

@@ -3,8 +3,9 @@
  * The per-CPU horizon H_c: perfclock_horizon_cpu(). A clock read that is
  * tied to the CPU it was taken on (or, for a global clock, followed by
  * proof of the CPU the thread then ran on) is an exact horizon for that
- * CPU's per-CPU ring: PER-CPU HORIZON in libperfclock.h says why, and
- * docs/percpu-horizon.md has the proof with its kernel citations.
+ * CPU's per-CPU ring: PER-CPU HORIZON in perfclock/horizon.h says why,
+ * and docs/percpu-horizon.md has the proof with its kernel citations
+ * (section 7: how each backend here reads it).
  *
  * Not a backend of perfclock_horizon() (horizon_internal.h): those hand
  * out one horizon for every ring, this one a horizon for one ring. It
@@ -195,7 +196,7 @@ static int module_tsc_aux(struct perfclock *clk, uint64_t *ns, uint32_t *cpu,
 
 /*
  * A global clock: the clock_gettime SYSTEM CALL (its NTP slope window is
- * the shorter of the two: PER-CPU HORIZON in libperfclock.h), then the
+ * the shorter of the two: docs/percpu-horizon.md, section 7), then the
  * CPU. The thread ran on *cpu after the read; where it read does not
  * matter, the clock being one for all CPUs. sched_getcpu() is the vDSO's getcpu (RDPID or the per-CPU
  * segment limit) or the system call: the CPU at that instant.

@@ -37,8 +37,9 @@
  *  - A set is seen only once clock_was_set() has run: a horizon read
  *    between the timekeeper's update and that (the set's own system call
  *    has not returned yet) can still be handed out as before it; the
- *    next call reports it. The contract (libperfclock.h, SETTABLE
- *    CLOCKS) counts a set from the return of the call that made it.
+ *    next call reports it. The contract (docs/horizon.md, "Sets of
+ *    CLOCK_REALTIME and CLOCK_TAI in the library") counts a set from the
+ *    return of the call that made it.
  *
  * THE RULE (horizon.c:take()). set_gen counts the sets seen (under
  * set_lock, which fork_guard.c takes around fork()); set_taken is the

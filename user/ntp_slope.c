@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * The NTP slope term: what the library does about it (NTP SLOPE in
- * libperfclock.h; the derivation and the measurements:
+ * The NTP slope term: what the library does about it
+ * (PERFCLOCK_CLOCK_HORIZON_NTP_SLOPE in perfclock/clock.h, "The NTP
+ * slope" in docs/horizon.md; the derivation and the measurements:
  * docs/percpu-horizon.md, section 4.3).
  *
  * For a clock NTP disciplines (CLOCK_MONOTONIC, CLOCK_BOOTTIME,

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * libperfclock: the threaded reader's merger (perfclock_reader.h), on the
+ * libperfclock: the threaded reader's merger (perfclock/reader.h), on the
  * caller's thread: take each reader thread's horizon with its batches
  * (THE HAND-OFF, evring_reader.c), push into the queue, flush below the
  * minimum; stop, free, stats.

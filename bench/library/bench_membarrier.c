@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * bench_membarrier: what the library's membarrier horizon costs (MEMBARRIER
- * HORIZON in user/libperfclock.h), without the module, in the format of
+ * bench_membarrier: what the library's membarrier horizon costs
+ * (docs/membarrier-horizon.md), without the module, in the format of
  * bench/module/perfclock_horizon_bench.c so that the two tables of one
  * guest boot sit side by side (scripts/guest/bench.sh runs this one first,
  * before the module is loaded):

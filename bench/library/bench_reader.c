@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * bench_reader: what the threaded reader (perfclock_reader_*, user/
- * perfclock_reader.h) sustains and what it costs, per number of reader
+ * perfclock/reader.h) sustains and what it costs, per number of reader
  * threads, on the per-CPU horizon H_c and on the grace-period horizon
  * (PERFCLOCK_READER_GRACE_PERIOD), on the same load. A benchmark: it
  * prints a table and asserts nothing (scripts/percpu-bench.sh runs it).

@@ -37,7 +37,7 @@ void demo_write_json(struct demo *d, FILE *f, const struct kernel_counts *k,
 		", \"measured_skew_ns\": %" PRIu64 ", \"global\": %s},\n",
 		demo_clock_name(d), ci->skew_estimate_ns, ci->measured_skew_ns,
 		(ci->flags & PERFCLOCK_CLOCK_GLOBAL) ? "true" : "false");
-	/* ntp_slope: exact except the NTP slope (libperfclock.h). */
+	/* ntp_slope: exact except the NTP slope (perfclock/clock.h). */
 	fprintf(f, "  \"horizon\": {\"exact\": %s, \"ntp_slope\": %s, \"source\": \"%s\", "
 		"\"age_ns\": %" PRIu64 ", \"inflight_estimate_ns\": %" PRIu64
 		", \"round_age_p50_ns\": %" PRIu64 ", \"round_age_p99_ns\": %" PRIu64 "},\n",

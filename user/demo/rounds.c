@@ -5,7 +5,7 @@
  * pushing every sample to every rule's queue (so all rules see the same
  * input), then flushes each queue below its rule's limit. Before it
  * drains a CPU's ring the reader moves to that CPU and reads H_c there
- * (ours: libperfclock.h, PER-CPU HORIZON, "visit the CPUs"); the other
+ * (ours: docs/percpu-horizon.md, section 7, "visit the CPUs"); the other
  * rules see the same records in the same rounds, only their limits
  * differ. Between rounds it polls the rings for at most --interval; the
  * run ends with --duration, the COMMAND's exit or a signal, and a last
@@ -245,7 +245,7 @@ static uint64_t unread_oldest(const struct cpu_ring *r, uint64_t *oldest)
 }
 
 /*
- * One round, the pattern of libperfclock.h: the horizon first (and the
+ * One round, the round pattern of libperfclock.h: the horizon first (and the
  * bare clock read Ahern's rule flushes at), then drain every ring once,
  * each CPU's after reading H_c on that CPU (ring_horizon()), then flush
  * each rule's queue below its limit. Returns records read.
@@ -272,8 +272,9 @@ static uint64_t do_round(struct demo *d)
 	if (err == PERFCLOCK_HORIZON_RESTARTED) {
 		/*
 		 * Every horizon before this one is void (the clock stepped:
-		 * libperfclock.h, perfclock_horizon_gen()): hand out what ours
-		 * holds and start its limit again from this horizon.
+		 * perfclock/horizon.h, perfclock_horizon_gen()): hand out
+		 * what ours holds and start its limit again from this
+		 * horizon.
 		 */
 		int64_t ret = perfclock_queue_restart(d->rules[RULE_OURS_GP].q);
 
@@ -325,7 +326,7 @@ static uint64_t do_round(struct demo *d)
 				d->throttle_total++;
 			/*
 			 * No time: handled here and now, outside the queues,
-			 * and counted ("untimed"), as libperfclock.h says
+			 * and counted ("untimed"), as perfclock/ring.h says
 			 * (RECORDS WITHOUT A TIME); never pushed with one.
 			 */
 			if (!(rec.flags & PERFCLOCK_RECORD_HAS_TIME))

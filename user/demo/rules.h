@@ -8,10 +8,11 @@
  *
  *  ours       < min over rings of each ring's horizon this round: for a
  *             CPU's ring, H_c = perfclock_horizon_cpu() read ON that CPU
- *             just before the ring was drained (libperfclock.h, PER-CPU
- *             HORIZON: no grace period); for a ring it does not cover (a
- *             task's ring, written from several CPUs) or a clock without
- *             one, the grace-period horizon below (the fallback)
+ *             just before the ring was drained (perfclock/horizon.h,
+ *             PER-CPU HORIZON: no grace period); for a ring it does
+ *             not cover (a task's ring, written from several CPUs) or a
+ *             clock without one, the grace-period horizon below (the
+ *             fallback)
  *  ours-gp    < H, H = perfclock_horizon() taken at the round start,
  *             before any ring is read: every record stamped below H was
  *             in its ring then (exact with the module or membarrier)

@@ -16,7 +16,7 @@ FUZZ_SECONDS=${FUZZ_SECONDS:-10}
 CC=${CC:-cc}
 
 log=$(mktemp)
-trap 'rm -f "$log" "$log.c"' EXIT
+trap 'rm -f "$log" "$log.c" "$log.hdr.c"' EXIT
 . "$(dirname "$0")/../../scripts/tap-lib.sh"
 
 tail_log() {
@@ -147,15 +147,21 @@ rm -f "$log.abi"
 
 took abi
 # ---- headers from C and C++ ----
-printf '#include "libperfclock.h"\n#include "perfclock_page.h"\nint main(void) { return 0; }\n' > "$log.c"
-check "headers: every public header compiles as C11 -Wall -Wextra -Werror -pedantic" \
-	$CC -std=c11 -Wall -Wextra -Werror -pedantic -I. -fsyntax-only "$log.c"
-if command -v g++ >/dev/null 2>&1; then
-	check "headers: every public header compiles as C++ (g++ -Wall -Wextra -Werror)" \
-		g++ -x c++ -Wall -Wextra -Werror -I. -fsyntax-only "$log.c"
-else
-	skip_result "headers: C++" "no g++"
-fi
+# Each public header ALONE, so that one leaning on another being included
+# first fails: the umbrella, the reader's first name, the page reader and
+# every per-object header there is (perfclock/*.h).
+command -v g++ >/dev/null 2>&1 && have_cxx=1 || have_cxx=0
+for h in libperfclock.h perfclock_reader.h perfclock_page.h perfclock/*.h; do
+	printf '#include "%s"\n' "$h" > "$log.c"
+	check "headers: $h compiles alone as C11 -Wall -Wextra -Werror -pedantic" \
+		$CC -std=c11 -Wall -Wextra -Werror -pedantic -I. -fsyntax-only "$log.c"
+	if [ $have_cxx = 1 ]; then
+		check "headers: $h compiles alone as C++ (g++ -Wall -Wextra -Werror -pedantic)" \
+			g++ -x c++ -Wall -Wextra -Werror -pedantic -I. -fsyntax-only "$log.c"
+	else
+		skip_result "headers: $h as C++" "no g++"
+	fi
+done
 
 # ---- install + pkg-config, dynamic and static ----
 inst=$(pwd)/$B/inst
@@ -185,6 +191,39 @@ int main(void)
 }
 EOC
 PCP="$inst/lib/pkgconfig"
+# Every public header of the tree is installed, flat, in include/perfclock/.
+missing=$(for h in libperfclock.h perfclock_reader.h perfclock/*.h; do
+	[ -f "$inst/include/perfclock/${h##*/}" ] || echo "$h"; done)
+result "$([ -z "$missing" ]; echo $?)" \
+	"install: every public header (libperfclock.h, perfclock_reader.h, perfclock/*.h) is in include/perfclock/" \
+	"not installed: $missing"
+# Each installed header alone, found the two ways a program finds it:
+# <perfclock/NAME> with no -I at all (the DESTDIR=/usr tree given as a
+# system directory, -isystem, where /usr/include would be searched), and
+# <NAME> with the pkg-config Cflags; as C11 and as C++.
+installed_alone() {	# installed_alone COMPILER FLAGS...: every header, alone
+	cc_=$1
+	shift
+	for f in "$inst"/include/perfclock/*.h; do
+		f=${f##*/}
+		printf '#include <perfclock/%s>\n' "$f" > "$log.hdr.c"
+		$cc_ -x "$lang" "$@" -isystem "$(pwd)/$B/destdir/usr/include" \
+			-fsyntax-only "$log.hdr.c" || { echo "<perfclock/$f>, no -I"; return 1; }
+		printf '#include <%s>\n' "$f" > "$log.hdr.c"
+		$cc_ -x "$lang" "$@" $(PKG_CONFIG_PATH=$PCP pkg-config --cflags libperfclock) \
+			-fsyntax-only "$log.hdr.c" || { echo "<$f>, pkg-config"; return 1; }
+	done
+}
+lang=c
+check "install: each installed header compiles alone as <perfclock/NAME> with no -I and as <NAME> with pkg-config (C11 -pedantic -Werror)" \
+	installed_alone "$CC" -std=c11 -Wall -Wextra -Werror -pedantic
+if [ $have_cxx = 1 ]; then
+	lang=c++
+	check "install: the same as C++ (g++ -pedantic -Werror)" \
+		installed_alone g++ -Wall -Wextra -Werror -pedantic
+else
+	skip_result "install: installed headers as C++" "no g++"
+fi
 check "install: a program built with pkg-config against the installed tree runs (shared)" \
 	sh -c "$CC -o $B/inst-test-dyn $log.c \$(PKG_CONFIG_PATH=$PCP pkg-config --cflags --libs libperfclock) &&
 	       LD_LIBRARY_PATH=$inst/lib ./$B/inst-test-dyn &&

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * The horizons of a clock that can be set (CLOCK_REALTIME, CLOCK_TAI)
- * while the clock is set (SETTABLE CLOCKS in libperfclock.h;
- * horizon_sets.c). Guest only, as root: it sets the guest's clock and its
- * TAI offset, and restores both; on anything else every check SKIPs.
+ * while the clock is set (docs/horizon.md, "Sets of CLOCK_REALTIME and
+ * CLOCK_TAI in the library"; horizon_sets.c). Guest only, as root: it
+ * sets the guest's clock and its TAI offset, and restores both; on
+ * anything else every check SKIPs.
  *
  *   test_clock_set estimate   before the module is loaded: the estimate
  *   test_clock_set module     with the module: its page and GET_HORIZON

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * The threaded reader (perfclock_reader.h) on this host's real perf
+ * The threaded reader (perfclock/reader.h) on this host's real perf
  * events, with CLOCK_MONOTONIC (use_clockid) and no module: one pinned
  * reader thread per CPU on H_c, the merger on this thread. This file has
  * main(), the load and the checks under it; test_reader_lifecycle.c the

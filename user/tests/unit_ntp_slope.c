@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * ntp_slope.c: the NTP slope margin, flags and names (NTP SLOPE in
- * libperfclock.h, docs/percpu-horizon.md 4.3).
+ * ntp_slope.c: the NTP slope margin, flags and names (docs/horizon.md,
+ * "The NTP slope"; docs/percpu-horizon.md 4.3).
  *
  *  - the flags: the NTP-disciplined clocks (MONOTONIC, BOOTTIME,
  *    REALTIME, TAI) are never HORIZON_EXACT; where their horizon is the

@@ -92,7 +92,7 @@ static void cpus_pinned(struct perfclock *c, clockid_t id, const char *what)
 
 static void clockid_kinds(void)
 {
-	/* ntp: exact except the NTP slope (NTP SLOPE in libperfclock.h). */
+	/* ntp: exact except the NTP slope (docs/horizon.md, NTP slope). */
 	static const struct { int id; const char *name; int ntp; } ok[] = {
 		{ CLOCK_MONOTONIC, "CLOCK_MONOTONIC", 1 },
 		{ CLOCK_MONOTONIC_RAW, "CLOCK_MONOTONIC_RAW", 0 },
