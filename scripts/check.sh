@@ -109,8 +109,8 @@ KVER=${kvers[0]} VMLINUZ=/boot/vmlinuz-${kvers[0]}
 echo "# kernels: ${kvers[*]} (the first one's headers: $KDIR)"
 timed setup
 
-{ make --no-print-directory KDIR="$KDIR" module selftests &&
-	make --no-print-directory -C user guest; } > "$log/build.log" 2>&1
+{ make --no-print-directory -j"$(nproc)" KDIR="$KDIR" module selftests &&
+	make --no-print-directory -j"$(nproc)" -C user guest; } > "$log/build.log" 2>&1
 st=$?
 [ $st -eq 0 ] || sed 's/^/# /' "$log/build.log" | tail -40
 result $st "build: make module selftests (${kvers[0]}), make -C user guest"
