@@ -51,7 +51,7 @@
  * round. clk->hz points to a const backend defined before main(); its
  * one change (withdraw()) is a release that publishes hz_gen_base, read
  * after the acquire in backend_of(). np_skew/np_stall/np_when
- * (horizon_estimate.c) are relaxed: estimates that no exact claim rests
+ * (clock_read.c) are relaxed: estimates that no exact claim rests
  * on, each one self-contained.
  */
 #include <errno.h>

@@ -107,11 +107,10 @@ int perfclock__horizon_info(struct perfclock *clk,
 			    struct perfclock_clock_info *info);
 
 /*
- * horizon_estimate.c: the module's skew estimate (0 for the clockid
- * clocks) and the estimate's in-flight allowance; the first is also the
- * margin of perfclock_read_lower_bound().
+ * horizon_estimate.c: the estimate's in-flight allowance, the larger of
+ * PERFCLOCK_HORIZON_ESTIMATE_INFLIGHT_NS and the module's timer lateness
+ * (perfclock__stall_estimate(), clock_read.h).
  */
-uint64_t perfclock__skew_estimate(struct perfclock *clk);
 uint64_t perfclock__inflight_estimate(struct perfclock *clk);
 /*
  * horizon_sets.c: a clock that can be set (REALTIME, TAI) follows its
