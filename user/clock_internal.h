@@ -49,9 +49,9 @@ struct perfclock {
 	struct perfclock_info info;	/* device, as read at open */
 	/*
 	 * Horizons (horizon.c): hz is the backend that hands them out,
-	 * chosen at open by perfclock__horizon_choose() (hz_opened) and
-	 * switched to the estimate if the module refuses them after all
-	 * (an atomic pointer); hz_clockid is what the module is asked for
+	 * chosen at open (hz_opened) and switched to the estimate if the
+	 * module refuses them after all (an atomic pointer; both in
+	 * horizon_backend.c); hz_clockid is what the module is asked for
 	 * (PERFCLOCK_HORIZON_PERF_CLOCK or the clockid); hz_exact says the
 	 * module offers them (PERFCLOCK_INFO_HORIZON at open). Under
 	 * hz_lock: hz_last, the highest horizon returned in generation
