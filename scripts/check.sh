@@ -17,7 +17,9 @@
 #                 scripts/test-perf-order-check.sh (the checker of perf
 #                 script's order that check-perf uses), scripts/lint-docs.sh
 #                 (the docs name only functions that exist; README's example
-#                 is examples/tracer.c and runs)
+#                 is examples/tracer.c and runs), scripts/call-layers.sh (no
+#                 circle of calls between the files of the library, the demo
+#                 or the module fuzzer)
 #   user          make -C user check: user/tests/check.sh (beside the
 #                 guests when there are guests to boot, its results
 #                 after theirs)
@@ -157,6 +159,10 @@ if want lint; then
 	# The docs against the tree and examples/tracer.c (scripts/lint-docs.sh).
 	{ scripts/lint-docs.sh --self-test; scripts/lint-docs.sh; } > "$log/lint-docs.tap" 2>&1
 	collect lint "$log/lint-docs.tap"
+	# No file that calls back up into a file calling it (gcc's call graph
+	# of the library, the demo and the module fuzzer; about 10 s).
+	{ scripts/call-layers.sh --self-test; scripts/call-layers.sh; } > "$log/call-layers.tap" 2>&1
+	collect lint "$log/call-layers.tap"
 	timed lint
 fi
 

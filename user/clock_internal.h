@@ -49,9 +49,9 @@ struct perfclock {
 	struct perfclock_info info;	/* device, as read at open */
 	/*
 	 * Horizons (horizon.c): hz is the backend that hands them out,
-	 * chosen at open by perfclock__horizon_choose() (hz_opened) and
-	 * switched to the estimate if the module refuses them after all
-	 * (an atomic pointer); hz_clockid is what the module is asked for
+	 * chosen at open (hz_opened) and switched to the estimate if the
+	 * module refuses them after all (an atomic pointer; both in
+	 * horizon_backend.c); hz_clockid is what the module is asked for
 	 * (PERFCLOCK_HORIZON_PERF_CLOCK or the clockid); hz_exact says the
 	 * module offers them (PERFCLOCK_INFO_HORIZON at open). Under
 	 * hz_lock: hz_last, the highest horizon returned in generation
@@ -71,7 +71,7 @@ struct perfclock {
 	 * Device without a mapped page: the module's skew and stall
 	 * estimates as PERFCLOCK_IOC_GET_INFO last gave them, and when
 	 * (CLOCK_MONOTONIC_COARSE); refreshed at most every 10 ms by
-	 * horizon_estimate.c. Atomics.
+	 * clock_read.c. Atomics.
 	 */
 	uint64_t np_skew, np_stall, np_when;
 	/*
@@ -109,9 +109,6 @@ struct perfclock {
  */
 void perfclock__fork_guard_add(struct perfclock *clk);
 void perfclock__fork_guard_del(struct perfclock *clk);
-
-/* PERFCLOCK_IOC_GET_INFO into *info: 0 or -errno (libperfclock.c). */
-int perfclock__get_info(int fd, struct perfclock_info *info);
 
 static inline uint64_t perfclock__sub_sat(uint64_t a, uint64_t b)
 {

@@ -3,9 +3,18 @@
  * libperfclock: reading the clock. perfclock_read() (the page fast path,
  * then the general path), perfclock_read_ioctl(),
  * perfclock_read_lower_bound(), and the reads the rest of the library
- * shares (clock_read.h): clock_gettime() and perf's time_zero page. The
- * horizon backends (horizon_*.c) read the clock through this file, never
- * through libperfclock.c, which opens clocks and calls the backends.
+ * shares (clock_read.h): clock_gettime() and perf's time_zero page, the
+ * module's GET_INFO and its estimates of its own clock (skew, timer
+ * lateness).
+ *
+ * LAYERS. This file is the lowest of the clock's: it calls only the time
+ * namespace's (timens.c) and the page's inline readers
+ * (perfclock_page.h). The horizon backends (horizon_*.c) read the clock
+ * and the module's estimates through it; horizon.c calls the backends;
+ * libperfclock.c opens and closes clocks and calls horizon.c. Nothing
+ * here calls up: the skew estimate the lower bound takes off used to be
+ * the estimate backend's, and GET_INFO libperfclock.c's, a circle of
+ * five files.
  *
  * Every read here is lock-free and allocation-free: a struct perfclock
  * does not change after open but for atomics (libperfclock.c).
@@ -22,7 +31,6 @@
 #include "clock_internal.h"
 #include "clock_read.h"
 #include "timens.h"
-#include "horizon_internal.h"
 
 /*
  * perf's own conversion from a perf mmap page (perf_event_mmap_page's
@@ -101,6 +109,98 @@ int perfclock__clockid_read(clockid_t id, uint64_t *ns)
 	*ns = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 	/* In the stamps' clock: a time namespace's offset off (timens.h). */
 	return perfclock__timens_to_host(id, ns);
+}
+
+int perfclock__get_info(int fd, struct perfclock_info *info)
+{
+	memset(info, 0, sizeof(*info));
+	if (ioctl(fd, PERFCLOCK_IOC_GET_INFO, info))
+		return -errno;
+	return 0;
+}
+
+/* ---- the module's estimates of its clock ---- */
+
+/* Without the page, ask the module for its estimates this often at most. */
+#define INFO_REFRESH_NS	10000000ULL	/* 10 ms */
+
+/*
+ * The larger of a value read at open and the page's current one (the
+ * module only lets them grow). An aligned 64-bit load; no seq loop needed
+ * for a value that is only ever compared.
+ */
+static uint64_t page_max(const struct perfclock *clk, uint64_t at_open,
+			 const __u64 *field)
+{
+	uint64_t p;
+
+	if (clk->page) {
+		p = __atomic_load_n(field, __ATOMIC_RELAXED);
+		if (p > at_open)
+			return p;
+	}
+	return at_open;
+}
+
+/*
+ * No page to follow the module's estimates on (an unknown page version, a
+ * failed mmap): ask it, rate-limited, so that they do not stay frozen at
+ * their value at open (issue 13, item 2). One caller refreshes; the
+ * others use the values they find. np_skew, np_stall and np_when are
+ * relaxed atomics: estimates that no exact claim rests on, each one
+ * self-contained.
+ */
+static void nopage_refresh(struct perfclock *clk)
+{
+	struct perfclock_info ki;
+	struct timespec ts;
+	uint64_t now, when;
+
+	if (clk->page || clk->fd < 0 || clock_gettime(CLOCK_MONOTONIC_COARSE, &ts))
+		return;
+	now = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+	when = __atomic_load_n(&clk->np_when, __ATOMIC_RELAXED);
+	if (when && now - when < INFO_REFRESH_NS)
+		return;
+	if (!__atomic_compare_exchange_n(&clk->np_when, &when, now ? now : 1,
+					 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		return;
+	if (perfclock__get_info(clk->fd, &ki))
+		return;
+	__atomic_store_n(&clk->np_skew, ki.skew_estimate_ns, __ATOMIC_RELAXED);
+	__atomic_store_n(&clk->np_stall, ki.timer_lateness_ns,
+			 __ATOMIC_RELAXED);
+}
+
+/* max(at open, the module's latest: the page's, else GET_INFO's) */
+static uint64_t module_max(struct perfclock *clk, uint64_t at_open,
+			   const __u64 *page_field, const uint64_t *np_field)
+{
+	uint64_t v;
+
+	if (clk->page)
+		return page_max(clk, at_open, page_field);
+	nopage_refresh(clk);
+	v = __atomic_load_n(np_field, __ATOMIC_RELAXED);
+	return v > at_open ? v : at_open;
+}
+
+uint64_t perfclock__skew_estimate(struct perfclock *clk)
+{
+	if (clk->backend != PERFCLOCK_BACKEND_DEVICE)
+		return 0;
+	return module_max(clk, clk->info.skew_estimate_ns,
+			  clk->page ? &clk->page->skew_estimate_ns : NULL,
+			  &clk->np_skew);
+}
+
+uint64_t perfclock__stall_estimate(struct perfclock *clk)
+{
+	if (clk->backend != PERFCLOCK_BACKEND_DEVICE)
+		return 0;
+	return module_max(clk, clk->info.timer_lateness_ns,
+			  clk->page ? &clk->page->timer_lateness_ns : NULL,
+			  &clk->np_stall);
 }
 
 PERFCLOCK_API int perfclock_read_ioctl(struct perfclock *clk, uint64_t *ns)

@@ -3,7 +3,9 @@
  * libperfclock: the threaded reader (perfclock/reader.h). Reader threads,
  * each pinned to its CPU, read H_c and drain that CPU's ring; the
  * caller's thread merges (reader_merge.c). This file: the threads, and
- * start/stop.
+ * what start() makes and release() frees; joining them. It is below the
+ * merger: reader_merge.c calls it (join, drain, release at stop and
+ * free), it never calls reader_merge.c.
  *
  * THE HAND-OFF. Each thread owns a batch it copies records into; at the
  * end of a round it takes th->lock, appends the batch to th->full and
@@ -450,6 +452,47 @@ void perfclock_reader__join(struct perfclock_reader *r)
 	for (t = 0; t < r->started; t++)
 		pthread_join(r->th[t].tid, NULL);
 	r->started = 0;
+}
+
+static void batches_free(struct reader_batch *b)
+{
+	struct reader_batch *next;
+
+	for (; b; b = next) {
+		next = b->next;
+		free(b->buf);
+		free(b);
+	}
+}
+
+/* Free everything start() made (the threads joined). */
+void perfclock_reader__release(struct perfclock_reader *r)
+{
+	int t;
+
+	if (r->th) {
+		for (t = 0; t < r->nr_threads; t++) {
+			struct reader_thread *th = &r->th[t];
+
+			batches_free(th->full);
+			batches_free(th->free);
+			batches_free(th->cur);
+			if (th->rings)
+				pthread_mutex_destroy(&th->lock);
+			free(th->rings);
+			free(th->pfd);
+		}
+	}
+	perfclock_queue_free(r->q);
+	if (r->stop_fd >= 0)
+		close(r->stop_fd);
+	pthread_cond_destroy(&r->cond);
+	pthread_condattr_destroy(&r->condattr);
+	pthread_mutex_destroy(&r->lock);
+	free(r->th);
+	free(r->takes);
+	free(r->ring);
+	free(r);
 }
 
 PERFCLOCK_API struct perfclock_reader *

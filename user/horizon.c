@@ -5,6 +5,46 @@
  * once and publish what it gives: never lower than a horizon already
  * returned in the same generation, reset when the generation moves on.
  *
+ * THE PIPELINE. Every horizon handed out (those three, and the one
+ * perfclock_get_info() takes) is made by pass(), one way down and back:
+ * each step is a file that calls only the steps below it and returns a
+ * value; none calls back up (scripts/call-layers.sh fails on a circle).
+ *
+ *   pass()                          here
+ *    1. perfclock__sets_take()      horizon_sets.c: the sets
+ *        2. perfclock__horizon_ask()    horizon_backend.c: the backend
+ *            backend->horizon(), sync()   horizon_module.c,
+ *                                         horizon_membarrier.c,
+ *                                         horizon_estimate.c
+ *                clock_read.c, timens.c   the read, the time namespace
+ *    3. perfclock__ntp_slope_lower()  ntp_slope.c: the NTP slope
+ *    4. publish()                   here: the generations
+ *
+ *  1. Sets. For a clock that can be set (REALTIME, TAI), THE RULE of
+ *     horizon_sets.c: the backend's horizon is kept only if no set shows
+ *     right after it, else it is taken again, fresh; every set seen is
+ *     one more generation. The rule brackets the read, so this step is
+ *     the one that asks step 2. Any other clock passes straight through.
+ *  2. Backend. The clock's backend (chosen at open) gives a raw horizon
+ *     and its generation; a module that refuses horizons after all
+ *     withdraws the clock to the estimate, whose generations continue
+ *     the module's. The membarrier and estimate backends read the clock
+ *     through clock_read.c, the lowest layer, which takes a time
+ *     namespace's offset off every clock_gettime() read (timens.c: the
+ *     time namespace is a step of the read, not of the horizon); the
+ *     module's horizons are taken in the kernel and never had it. A
+ *     backend that proves a horizon on the caller's thread has the
+ *     namespace rechecked first (a setns()).
+ *  3. NTP slope. An NTP-disciplined clock's horizon comes down by
+ *     PERFCLOCK_NTP_SLOPE_MARGIN_NS (ntp_slope.c).
+ *  4. Generations. The shared last horizon and its generation (MEMORY
+ *     ORDER below): never lower within a generation, reset by a newer
+ *     one, and whether the caller was told of the newest.
+ *
+ * The generation grows along the way: the backend's (plus the
+ * estimate's base after a withdraw, step 2), plus the sets seen (step 1),
+ * merged with the last one published (step 4).
+ *
  * MEMORY ORDER: what the multi-threaded claim rests on. "Thread B loads
  * data_head after perfclock_horizon() returned H, and meets every record
  * stamped below H", also when the H B gets was proven by thread A (the
@@ -48,22 +88,15 @@
  * together, and a generation reset must not be undone by a CAS-max from
  * a thread still holding a horizon of the old generation. The critical
  * section is a few loads and stores; perfclock_horizon() runs once per
- * round. clk->hz points to a const backend defined before main(); its
- * one change (withdraw()) is a release that publishes hz_gen_base, read
- * after the acquire in backend_of(). np_skew/np_stall/np_when
- * (horizon_estimate.c) are relaxed: estimates that no exact claim rests
- * on, each one self-contained.
+ * round. clk->hz, the backend, changes once at most, with a release
+ * (horizon_backend.c). np_skew/np_stall/np_when (clock_read.c) are
+ * relaxed: estimates that no exact claim rests on, each one
+ * self-contained.
  */
 #include <errno.h>
 
 #include "horizon_internal.h"
 #include "internal.h"
-
-/* Acquire: pairs with withdraw()'s release, for hz_gen_base. */
-static const struct horizon_backend *backend_of(const struct perfclock *clk)
-{
-	return __atomic_load_n(&clk->hz, __ATOMIC_ACQUIRE);
-}
 
 int perfclock__horizon_choose(struct perfclock *clk)
 {
@@ -72,19 +105,7 @@ int perfclock__horizon_choose(struct perfclock *clk)
 	if (err)
 		return err;
 	pthread_mutex_init(&clk->hz_lock, NULL);
-	/*
-	 * The best exact backend the clock can have: the module's, when it
-	 * was attached and offers horizons; else membarrier's, for a global
-	 * clock this library reads (not on nohz_full, not for REALTIME or
-	 * TAI); else the estimate.
-	 */
-	if (clk->hz_exact)
-		clk->hz = &perfclock__horizon_module;
-	else if (perfclock__horizon_membarrier_attach(clk) == 0)
-		clk->hz = &perfclock__horizon_membarrier;
-	else
-		clk->hz = &perfclock__horizon_estimate;
-	clk->hz_opened = clk->hz;
+	perfclock__horizon_backend_choose(clk);
 	perfclock__horizon_percpu_choose(clk);
 	perfclock__fork_guard_add(clk);
 	return 0;
@@ -92,34 +113,12 @@ int perfclock__horizon_choose(struct perfclock *clk)
 
 void perfclock__horizon_release(struct perfclock *clk)
 {
-	if (clk->hz_opened)
-		perfclock__fork_guard_del(clk);
-	if (clk->hz_opened && clk->hz_opened->close)
-		clk->hz_opened->close(clk);
-	if (clk->hz_opened) {
-		perfclock__sets_release(clk);
-		pthread_mutex_destroy(&clk->hz_lock);
-	}
-}
-
-/*
- * The module said it had horizons, then refused them: estimate from now.
- * The backend is released at close, not here: another thread may still
- * be inside it.
- */
-static void withdraw(struct perfclock *clk)
-{
-	/*
-	 * The estimate counts its generations from 1: continue the
-	 * module's, so that its horizons are not taken for older ones.
-	 */
-	pthread_mutex_lock(&clk->hz_lock);
-	if (backend_of(clk) != &perfclock__horizon_estimate) {
-		clk->hz_gen_base = clk->hz_any ? clk->hz_gen - 1 : 0;
-		__atomic_store_n(&clk->hz, &perfclock__horizon_estimate,
-				 __ATOMIC_RELEASE);
-	}
-	pthread_mutex_unlock(&clk->hz_lock);
+	if (!clk->hz_opened)
+		return;
+	perfclock__fork_guard_del(clk);
+	perfclock__horizon_backend_close(clk);
+	perfclock__sets_release(clk);
+	pthread_mutex_destroy(&clk->hz_lock);
 }
 
 /* Is generation a newer than b (wrap-safe; bumps are rare)? */
@@ -129,19 +128,18 @@ static int gen_newer(uint32_t a, uint32_t b)
 }
 
 /*
- * Publish (h, gen) and return what the clock hands out: the highest
- * horizon of the newest generation. A newer generation voids the last
- * horizon (reset, not max); a sample of an older one (taken before
- * another thread saw the restart) is dropped for the newer one's. Sets
- * *out_gen; returns whether the generation differs from the one the
- * caller was last told of (and, if ack, tells it now).
+ * Step 4, the generations: publish (h, gen) and return what the clock
+ * hands out: the highest horizon of the newest generation. A newer
+ * generation voids the last horizon (reset, not max); a sample of an
+ * older one (taken before another thread saw the restart) is dropped for
+ * the newer one's. Sets *out_gen; returns whether the generation differs
+ * from the one the caller was last told of (and, if ack, tells it now).
  */
 static int publish(struct perfclock *clk, uint64_t h, uint32_t gen, int ack,
 		   uint64_t *out, uint32_t *out_gen)
 {
 	int changed;
 
-	h = perfclock__ntp_slope_lower(clk, h);	/* ntp_slope.c */
 	pthread_mutex_lock(&clk->hz_lock);
 	if (!clk->hz_any) {
 		clk->hz_any = 1;
@@ -163,84 +161,38 @@ static int publish(struct perfclock *clk, uint64_t h, uint32_t gen, int ack,
 }
 
 /*
- * The backend's horizon (sync: a fresh one, with flags), or the
- * estimate's if the backend withdrew (a fresh one of it: -EOPNOTSUPP).
+ * THE PIPELINE above: one horizon (sync: a fresh exact one, with flags),
+ * published. *ns and *gen: what the clock hands out. -errno from a step,
+ * else whether the generation differs from the one the caller was last
+ * told of (ack: tell it now).
  */
-static int ask(struct perfclock *clk, int sync, uint32_t flags, uint64_t *h,
-	       uint32_t *gen)
+static int pass(struct perfclock *clk, int sync, uint32_t flags, int ack,
+		uint64_t *ns, uint32_t *gen)
 {
-	const struct horizon_backend *b = backend_of(clk);
+	uint64_t h;
+	uint32_t g;
 	int err;
 
-	*gen = 1;
-	err = sync ? b->sync(clk, flags, h, gen) : b->horizon(clk, h, gen);
-	if (err == -ENOTTY) {
-		withdraw(clk);
-		b = &perfclock__horizon_estimate;
-		*gen = 1;
-		err = sync ? -EOPNOTSUPP : b->horizon(clk, h, gen);
-	}
-	/* hz_gen_base changes once, before the switch it comes with. */
-	if (b == &perfclock__horizon_estimate)
-		*gen += __atomic_load_n(&clk->hz_gen_base, __ATOMIC_RELAXED);
-	return err;
-}
-
-/* Reads discarded in a row for a set right after them before -EAGAIN. */
-#define SET_TRIES	4
-
-/*
- * ask(), and for a clock that can be set (REALTIME, TAI) THE RULE in
- * horizon_sets.c: a horizon read is kept only if no set beyond `cover`
- * shows right after it, where cover is a count of sets every one of which
- * was seen before the read began (set_taken at first: a horizon was
- * proven after those). Otherwise the read may be from before a set the
- * caller already knows of (the module's page keeps its horizon until the
- * module's next check): it is discarded, and a fresh one (the backend's
- * sync(), which reads after the call begins; the estimate's plain read)
- * is taken. Every set seen is a new generation: gen + cover.
- */
-static int take(struct perfclock *clk, int sync, uint32_t flags, uint64_t *h,
-		uint32_t *gen)
-{
-	uint32_t cover, seen;
-	int tries, err, fresh = sync;
-
-	if (clk->set_tfd < 0)
-		return ask(clk, sync, flags, h, gen);
-	if (clk->set_err)		/* a fork() child without its timerfd */
-		return clk->set_err;
-	cover = perfclock__sets_taken(clk);
-	for (tries = 0; tries < SET_TRIES; tries++) {
-		err = ask(clk, sync || (fresh && backend_of(clk)->is_exact(clk)),
-			  sync ? flags : 0, h, gen);
-		if (err)
-			return err;
-		seen = perfclock__sets_seen(clk);
-		if (seen == cover) {
-			perfclock__sets_took(clk, cover);
-			*gen += cover;
-			return 0;
-		}
-		cover = seen;
-		fresh = 1;
-	}
-	return -EAGAIN;
+	err = perfclock__sets_take(clk, sync, flags, &h, &g);	/* 1, 2 */
+	if (err)
+		return err;
+	h = perfclock__ntp_slope_lower(clk, h);			/* 3 */
+	return publish(clk, h, g, ack, ns, gen);		/* 4 */
 }
 
 PERFCLOCK_API int perfclock_horizon(struct perfclock *clk, uint64_t *ns)
 {
 	uint64_t h;
 	uint32_t gen;
-	int err;
+	int ret;
 
 	if (!clk || !ns)
 		return -EINVAL;
-	err = take(clk, 0, 0, &h, &gen);
-	if (err)
-		return err;
+	ret = pass(clk, 0, 0, 0, &h, &gen);
+	if (ret < 0)
+		return ret;
 	/* A restart this caller cannot follow: say so, every time. */
-	if (publish(clk, h, gen, 0, &h, &gen))
+	if (ret)
 		return -ESTALE;
 	*ns = h;
 	return 0;
@@ -251,17 +203,16 @@ PERFCLOCK_API int perfclock_horizon_gen(struct perfclock *clk, uint64_t *ns,
 {
 	uint64_t h;
 	uint32_t g;
-	int err;
+	int ret;
 
 	if (!clk || !ns || !gen)
 		return -EINVAL;
-	err = take(clk, 0, 0, &h, &g);
-	if (err)
-		return err;
-	err = publish(clk, h, g, 1, &h, &g);
+	ret = pass(clk, 0, 0, 1, &h, &g);
+	if (ret < 0)
+		return ret;
 	*ns = h;
 	*gen = g;
-	return err ? PERFCLOCK_HORIZON_RESTARTED : 0;
+	return ret ? PERFCLOCK_HORIZON_RESTARTED : 0;
 }
 
 PERFCLOCK_API int perfclock_horizon_sync(struct perfclock *clk,
@@ -269,14 +220,14 @@ PERFCLOCK_API int perfclock_horizon_sync(struct perfclock *clk,
 {
 	uint64_t h;
 	uint32_t gen;
-	int err;
+	int ret;
 
 	if (!clk || !ns || (flags & ~PERFCLOCK_HORIZON_SYNC_EXPEDITED))
 		return -EINVAL;
-	err = take(clk, 1, flags, &h, &gen);
-	if (err)
-		return err;
-	if (publish(clk, h, gen, 0, &h, &gen))
+	ret = pass(clk, 1, flags, 0, &h, &gen);
+	if (ret < 0)
+		return ret;
+	if (ret)
 		return -ESTALE;
 	*ns = h;
 	return 0;
@@ -286,21 +237,16 @@ PERFCLOCK_API int perfclock_horizon_sync(struct perfclock *clk,
 int perfclock__horizon_info(struct perfclock *clk,
 			    struct perfclock_clock_info *info)
 {
-	const struct horizon_backend *b;
 	uint64_t h, now;
 	uint32_t gen;
 	int err;
 
 	/* The horizon's kind, and its age now; the caller is not told. */
-	err = take(clk, 0, 0, &h, &gen);
-	if (err)
+	err = pass(clk, 0, 0, 0, &h, &gen);
+	if (err < 0)
 		return err;
-	publish(clk, h, gen, 0, &h, &gen);
 	info->horizon_generation = gen;
-	b = backend_of(clk);
-	if (b->is_exact(clk))
-		info->flags |= PERFCLOCK_CLOCK_HORIZON_EXACT;
-	b->info(clk, info);
+	perfclock__horizon_backend_info(clk, info);
 	perfclock__horizon_percpu_info(clk, info);
 	perfclock__ntp_slope_info(clk, info);
 	err = perfclock_read(clk, &now);
@@ -327,21 +273,18 @@ perfclock_horizon_name(const struct perfclock_clock_info *info)
 }
 
 /*
- * The name from the backend open chose, without take(): is_exact() and
- * info() read state and files (the module's page, the clocksource), never
- * a grace period, so a tool can print it before its first horizon.
+ * The name from the backend open chose, without a horizon: the backend's
+ * part of the info reads state and files (the module's page, the
+ * clocksource), never a grace period, so a tool can print it before its
+ * first horizon.
  */
 PERFCLOCK_API const char *perfclock_clock_horizon_name(struct perfclock *clk)
 {
 	struct perfclock_clock_info info = { 0 };
-	const struct horizon_backend *b;
 
 	if (!clk)
 		return "unknown";
-	b = backend_of(clk);
-	if (b->is_exact(clk))
-		info.flags |= PERFCLOCK_CLOCK_HORIZON_EXACT;
-	b->info(clk, &info);
+	perfclock__horizon_backend_info(clk, &info);
 	perfclock__ntp_slope_info(clk, &info);
 	return perfclock_horizon_name(&info);
 }

@@ -1,12 +1,19 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The flush horizon's backends. perfclock_horizon() (horizon.c) asks the
- * clock's backend for a horizon, publishes it (never lower than one
- * already returned) and returns: one call down, one return.
+ * The flush horizon's backends and steps. perfclock_horizon() (horizon.c)
+ * makes each horizon in one pass through fixed steps (THE PIPELINE in
+ * horizon.c): the sets, which ask the clock's backend, then the NTP
+ * slope, then the generations; each step calls only those below it.
  *
  *	horizon.c		perfclock_horizon(), _gen(), _sync(): the
- *				shared last horizon and its generation
- *				(MEMORY ORDER), the choice of backend
+ *				pipeline, the shared last horizon and its
+ *				generation (MEMORY ORDER), open and close
+ *	horizon_sets.c		step 1, not a backend: the sets of a REALTIME
+ *				or TAI clock, THE RULE every horizon of such
+ *				a clock is kept by; asks step 2
+ *	horizon_backend.c	step 2, not a backend: the choice of backend
+ *				at open, asking it, the withdraw to the
+ *				estimate
  *	horizon_module.c	the module's: its page, else GET_HORIZON,
  *				with the module's generation
  *	horizon_membarrier.c	no module, a global clock the library
@@ -14,25 +21,30 @@
  *				twice, kept fresh by a helper thread
  *	horizon_estimate.c	no exact backend: read minus skew and
  *				in-flight allowance
- *	horizon_sets.c		not a backend: the sets of a REALTIME or
- *				TAI clock, which horizon.c checks every
- *				horizon of such a clock against
+ *	ntp_slope.c		step 3, not a backend: the NTP slope margin
+ *				taken off every horizon of an NTP-disciplined
+ *				clock, its flags and names (whatever the
+ *				backend)
  *	horizon_percpu.c	not a backend of perfclock_horizon(): the
  *				per-CPU horizon H_c of perfclock_horizon_cpu(),
  *				beside whichever backend the clock has
- *	ntp_slope.c		not a backend: the NTP slope margin taken off
- *				every horizon of an NTP-disciplined clock, its
- *				flags and names (whatever the backend)
+ *
+ * Below them all, the clock read (clock_read.c, clock_read.h) and the
+ * time namespace (timens.c): the backends read the clock and the
+ * module's estimates there, never through libperfclock.c, which opens
+ * clocks and calls horizon.c.
  *
  * HOW A NEW BACKEND PLUGS IN: write horizon_<name>.c with a
  * `const struct horizon_backend perfclock__horizon_<name>` implementing
  * the four calls below (and close if it holds resources: a thread, an
  * fd), declare it here, and pick it in
- * horizon.c:perfclock__horizon_choose(), which runs at the end of every
- * perfclock_open*(), after the device was attached or not. Per-clock
- * state of the backend goes in struct perfclock (clock_internal.h) or
- * behind clk->hz_state. The backend returns raw horizons; horizon.c makes
- * them monotonic, so a backend never needs to remember its last value.
+ * horizon_backend.c:perfclock__horizon_backend_choose(), which runs at
+ * the end of every perfclock_open*(), after the device was attached or
+ * not. Per-clock state of the backend goes in struct perfclock
+ * (clock_internal.h) or behind clk->hz_state. The backend returns raw
+ * horizons; horizon.c makes them monotonic, so a backend never needs to
+ * remember its last value. A backend calls the clock read below it, never
+ * horizon*.c above it.
  */
 #ifndef PERFCLOCK_HORIZON_INTERNAL_H
 #define PERFCLOCK_HORIZON_INTERNAL_H
@@ -97,9 +109,9 @@ int perfclock__horizon_membarrier_attach(struct perfclock *clk);
 int perfclock__clocksource_paravirt(void);
 
 /*
- * horizon.c: pick clk->hz at open (0, or -errno with nothing held: a
- * REALTIME or TAI clock got no timerfd), release it at close; the
- * horizon's fields of perfclock_get_info() (takes a horizon: may block).
+ * horizon.c: the horizon's part of open (0, or -errno with nothing held:
+ * a REALTIME or TAI clock got no timerfd) and of close; the horizon's
+ * fields of perfclock_get_info() (takes a horizon: may block).
  */
 int perfclock__horizon_choose(struct perfclock *clk);
 void perfclock__horizon_release(struct perfclock *clk);
@@ -107,25 +119,42 @@ int perfclock__horizon_info(struct perfclock *clk,
 			    struct perfclock_clock_info *info);
 
 /*
- * horizon_estimate.c: the module's skew estimate (0 for the clockid
- * clocks) and the estimate's in-flight allowance; the first is also the
- * margin of perfclock_read_lower_bound().
+ * horizon_backend.c, step 2: pick clk->hz at open (and hz_opened), close
+ * it at close. _ask(): the backend's raw horizon and its generation (0,
+ * or -errno): sync, a fresh exact one with flags (-EOPNOTSUPP if the
+ * backend is not exact); else fresh, the backend's sync() if it is
+ * exact, its horizon() if not (a read after the call began); else its
+ * horizon(). -ENOTTY from the module withdraws the clock to the
+ * estimate. _info(): PERFCLOCK_CLOCK_HORIZON_EXACT if the backend proves
+ * its horizons, and its own flags (never blocks).
  */
-uint64_t perfclock__skew_estimate(struct perfclock *clk);
+void perfclock__horizon_backend_choose(struct perfclock *clk);
+void perfclock__horizon_backend_close(struct perfclock *clk);
+int perfclock__horizon_ask(struct perfclock *clk, int sync, int fresh,
+			   uint32_t flags, uint64_t *ns, uint32_t *gen);
+void perfclock__horizon_backend_info(struct perfclock *clk,
+				     struct perfclock_clock_info *info);
+
+/*
+ * horizon_estimate.c: the estimate's in-flight allowance, the larger of
+ * PERFCLOCK_HORIZON_ESTIMATE_INFLIGHT_NS and the module's timer lateness
+ * (perfclock__stall_estimate(), clock_read.h).
+ */
 uint64_t perfclock__inflight_estimate(struct perfclock *clk);
 /*
- * horizon_sets.c: a clock that can be set (REALTIME, TAI) follows its
- * sets (a timerfd with TFD_TIMER_CANCEL_ON_SET, and the TAI offset):
- * _follow() at open (0, or -errno: no timerfd; set_tfd is -1 for any
- * other clock), _release() at close. _seen(): the sets seen so far;
- * _taken(): the count a horizon was last proven after; _took(s): one
- * was proven after s (THE RULE in horizon_sets.c).
+ * horizon_sets.c, step 1: a clock that can be set (REALTIME, TAI)
+ * follows its sets (a timerfd with TFD_TIMER_CANCEL_ON_SET, and the TAI
+ * offset): _follow() at open (0, or -errno: no timerfd; set_tfd is -1
+ * for any other clock), _release() at close. _take(): the backend's
+ * horizon (perfclock__horizon_ask(), sync and flags as there), kept only
+ * if proven after every set seen, its generation counting the sets (THE
+ * RULE in horizon_sets.c): 0, or -errno (-EAGAIN: sets kept coming); any
+ * other clock's straight from the backend.
  */
 int perfclock__sets_follow(struct perfclock *clk);
 void perfclock__sets_release(struct perfclock *clk);
-uint32_t perfclock__sets_seen(struct perfclock *clk);
-uint32_t perfclock__sets_taken(struct perfclock *clk);
-void perfclock__sets_took(struct perfclock *clk, uint32_t s);
+int perfclock__sets_take(struct perfclock *clk, int sync, uint32_t flags,
+			 uint64_t *h, uint32_t *gen);
 /*
  * fork_guard.c's handlers (FORK in horizon_sets.c): _prefork() in the
  * parent under set_lock, _forked() in the child: a timerfd of its own.
@@ -146,8 +175,8 @@ void perfclock__horizon_percpu_info(const struct perfclock *clk,
  * ntp_slope.c (docs/horizon.md, "The NTP slope"; docs/percpu-horizon.md 4.3):
  * is clk a clock NTP disciplines (use_clockid MONOTONIC, BOOTTIME,
  * REALTIME, TAI)? h less PERFCLOCK_NTP_SLOPE_MARGIN_NS for such a clock,
- * h for any other: horizon.c applies it where it publishes a horizon,
- * horizon_percpu.c where it returns H_c. _info() turns EXACT into
+ * h for any other: step 3 of horizon.c's pipeline, before it publishes a
+ * horizon; horizon_percpu.c where it returns H_c. _info() turns EXACT into
  * NTP_SLOPE and sets NTP_SLEW while an ADJ_TICK slew is on; the _name()
  * calls name those (NULL: not theirs to name).
  */

@@ -519,9 +519,9 @@ int perfclock__horizon_membarrier_attach(struct perfclock *clk)
  * *gen: the clocks served here are one clock that never steps back
  * (REALTIME and TAI are not served), but perf's page can be a stale copy
  * of it (mb_read()): each change of its conversion seen is a restart,
- * counted on top of the generation horizon.c starts from. perf's page
- * losing time_zero (sched_clock turned unstable) is not a restart but
- * an error: the read fails with -EOPNOTSUPP from then on.
+ * counted on top of the generation horizon_backend.c starts from. perf's
+ * page losing time_zero (sched_clock turned unstable) is not a restart
+ * but an error: the read fails with -EOPNOTSUPP from then on.
  */
 static int membarrier_horizon(struct perfclock *clk, uint64_t *ns,
 			      uint32_t *gen)

@@ -2,7 +2,13 @@
 /*
  * Sets of a clock that can be set (CLOCK_REALTIME, CLOCK_TAI), whatever
  * backend hands out its horizons (the module's page or ioctl, the
- * estimate): horizon.c:take() checks every horizon against them.
+ * estimate): the sets step of the horizon's pipeline (THE PIPELINE in
+ * horizon.c), perfclock__sets_take(), through which every horizon of
+ * every clock passes once. It takes the backend's horizon
+ * (horizon_backend.c, the step below) and keeps it only if it was proven
+ * after every set seen (THE RULE); a clock that cannot be set passes
+ * straight through. It calls nothing above it: horizon.c calls it, it
+ * returns the horizon and its generation.
  *
  * WHY. perf stamps a use_clockid REALTIME or TAI record with
  * ktime_get_real_ns() / ktime_get_clocktai_ns() (kernel/events/core.c:
@@ -41,7 +47,7 @@
  *    CLOCK_REALTIME and CLOCK_TAI in the library") counts a set from the
  *    return of the call that made it.
  *
- * THE RULE (horizon.c:take()). set_gen counts the sets seen (under
+ * THE RULE (perfclock__sets_take()). set_gen counts the sets seen (under
  * set_lock, which fork_guard.c takes around fork()); set_taken is the
  * count a horizon was last proven after: a read made once every set up
  * to set_taken had been seen. A horizon read is kept only if no set
@@ -217,7 +223,7 @@ void perfclock__sets_release(struct perfclock *clk)
 }
 
 /* The count a horizon was last proven after. */
-uint32_t perfclock__sets_taken(struct perfclock *clk)
+static uint32_t sets_taken(struct perfclock *clk)
 {
 	uint32_t t;
 
@@ -228,7 +234,7 @@ uint32_t perfclock__sets_taken(struct perfclock *clk)
 }
 
 /* A horizon was read after every set up to s had been seen. */
-void perfclock__sets_took(struct perfclock *clk, uint32_t s)
+static void sets_took(struct perfclock *clk, uint32_t s)
 {
 	pthread_mutex_lock(&clk->set_lock);
 	if ((int32_t)(s - clk->set_taken) > 0)
@@ -237,7 +243,7 @@ void perfclock__sets_took(struct perfclock *clk, uint32_t s)
 }
 
 /* The sets seen so far, after taking any the kernel has reported. */
-uint32_t perfclock__sets_seen(struct perfclock *clk)
+static uint32_t sets_seen(struct perfclock *clk)
 {
 	uint64_t expirations;
 	long long tai = 0;
@@ -259,4 +265,45 @@ uint32_t perfclock__sets_seen(struct perfclock *clk)
 	gen = clk->set_gen;
 	pthread_mutex_unlock(&clk->set_lock);
 	return gen;
+}
+
+/* Reads discarded in a row for a set right after them before -EAGAIN. */
+#define SET_TRIES	4
+
+/*
+ * The backend's horizon (perfclock__horizon_ask()), and for a clock that
+ * can be set THE RULE: a horizon read is kept only if no set beyond
+ * `cover` shows right after it, where cover is a count of sets every one
+ * of which was seen before the read began (set_taken at first: a horizon
+ * was proven after those). Otherwise the read may be from before a set
+ * the caller already knows of (the module's page keeps its horizon until
+ * the module's next check): it is discarded, and a fresh one (the
+ * backend's sync(), which reads after the call begins; the estimate's
+ * plain read) is taken. Every set seen is a new generation: gen + cover.
+ */
+int perfclock__sets_take(struct perfclock *clk, int sync, uint32_t flags,
+			 uint64_t *h, uint32_t *gen)
+{
+	uint32_t cover, seen;
+	int tries, err, fresh = 0;
+
+	if (clk->set_tfd < 0)
+		return perfclock__horizon_ask(clk, sync, 0, flags, h, gen);
+	if (clk->set_err)		/* a fork() child without its timerfd */
+		return clk->set_err;
+	cover = sets_taken(clk);
+	for (tries = 0; tries < SET_TRIES; tries++) {
+		err = perfclock__horizon_ask(clk, sync, fresh, flags, h, gen);
+		if (err)
+			return err;
+		seen = sets_seen(clk);
+		if (seen == cover) {
+			sets_took(clk, cover);
+			*gen += cover;
+			return 0;
+		}
+		cover = seen;
+		fresh = 1;
+	}
+	return -EAGAIN;
 }

@@ -55,14 +55,6 @@ static int clockid_supported(int clockid, clockid_t *coarse, uint32_t *flags)
 	return 0;
 }
 
-int perfclock__get_info(int fd, struct perfclock_info *info)
-{
-	memset(info, 0, sizeof(*info));
-	if (ioctl(fd, PERFCLOCK_IOC_GET_INFO, info))
-		return -errno;
-	return 0;
-}
-
 /*
  * ABI version 1 (perfclock 0.1) used the ioctl magic 0xB2, now powerpc's.
  * Its GET_INFO was _IOR(0xB2, 2, struct perfclock_info), the same 72-byte

@@ -37,8 +37,10 @@
  *
  * Ties are broken by push order (a global sequence number).
  *
- * This file: the ordering (heaps, FIFOs, emission) and the public API;
- * queue_mem.c: the slab and the memory cap (make_room(), trim).
+ * This file: the ordering (heaps, FIFOs, emission, the forced flush of
+ * make_room()) and the public API; queue_mem.c, below it: the slab and
+ * the memory cap (over_cap(), trim). This file calls queue_mem.c, never
+ * the other way.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -264,7 +266,7 @@ static int deliver(struct perfclock_queue *q, const struct qent *e,
 }
 
 /* Emit the minimum in order. 1 if emitted, 0 if empty, <0 callback. */
-int perfclock_queue__emit_one(struct perfclock_queue *q, uint32_t flags)
+static int emit_one(struct perfclock_queue *q, uint32_t flags)
 {
 	struct qent e;
 	int ret;
@@ -346,6 +348,33 @@ static void account_push(struct perfclock_queue *q, struct qsrc *s,
 	s->pushed_any = 1;
 }
 
+/*
+ * The cap: until what the queue has allocated plus what this push needs
+ * fits, give back what is unused (queue_mem.c), then emit the oldest
+ * (FORCED), a quarter of the queue at a time. An empty queue takes the
+ * event whatever it needs. <0: a callback failed (the forced flush
+ * stops).
+ */
+static int make_room(struct perfclock_queue *q, const struct qsrc *s,
+		     uint64_t time, uint32_t size)
+{
+	uint64_t target;
+	int ret;
+
+	for (;;) {
+		perfclock_queue__trim_tight(q);
+		if (!q->st.queued ||
+		    !perfclock_queue__over_cap(q, s, time, size))
+			return 0;
+		target = q->st.mem_bytes - q->st.mem_bytes / 4;
+		while (q->st.queued && q->st.mem_bytes > target) {
+			ret = emit_one(q, PERFCLOCK_EVENT_FORCED);
+			if (ret < 0)
+				return ret;
+		}
+	}
+}
+
 /* Too late to keep order: deliver now, flagged, never dropped. */
 static int deliver_late(struct perfclock_queue *q, struct qsrc *s,
 			const struct qent *e)
@@ -397,15 +426,13 @@ int perfclock_queue__push_attr(struct perfclock_queue *q, uint32_t source,
 
 	/*
 	 * Memory cap: what the queue allocates, this push included, stays
-	 * within it (perfclock_queue__make_room(), queue_mem.c). A callback
-	 * that fails stops the forced flush, not the push: the event is
-	 * queued (over the cap by this one) and the callback's error
-	 * returned.
+	 * within it (make_room()). A callback that fails stops the forced
+	 * flush, not the push: the event is queued (over the cap by this
+	 * one) and the callback's error returned.
 	 */
 	need = ent_mem(q, size);
-	if (q->retained + perfclock_queue__push_growth(q, s, time, size) >
-	    q->cfg.mem_cap_bytes && q->st.queued)
-		cb_err = perfclock_queue__make_room(q, s, time, size);
+	if (perfclock_queue__over_cap(q, s, time, size) && q->st.queued)
+		cb_err = make_room(q, s, time, size);
 	/* The forced flush may have made this event late. */
 	if (q->emitted_any && time < q->st.last_emitted) {
 		q->seq++;
@@ -462,7 +489,7 @@ PERFCLOCK_API int64_t perfclock_queue_flush_until(struct perfclock_queue *q,
 	q->limit_valid = 1;
 	/* Strictly below: a record stamped at the limit may be in flight. */
 	while (peek_min(q, &t) && t < limit) {
-		ret = perfclock_queue__emit_one(q, 0);
+		ret = emit_one(q, 0);
 		if (ret < 0)
 			return ret;
 		n++;
@@ -478,7 +505,7 @@ PERFCLOCK_API int64_t perfclock_queue_flush_all(struct perfclock_queue *q)
 
 	if (!q)
 		return -EINVAL;
-	while ((ret = perfclock_queue__emit_one(q, 0)) == 1)
+	while ((ret = emit_one(q, 0)) == 1)
 		n++;
 	perfclock_queue__maybe_trim(q);
 	return ret < 0 ? ret : n;

@@ -2,7 +2,8 @@
 /*
  * libperfclock: the ordered-event queue's private declarations, shared by
  * queue.c (ordering: push, emit, flush) and queue_mem.c (memory: the
- * slab, the cap, giving memory back). Not installed.
+ * slab, the cap, giving memory back), which is below it: queue.c calls
+ * queue_mem.c, never the other way. Not installed.
  */
 #ifndef PERFCLOCK_QUEUE_INTERNAL_H
 #define PERFCLOCK_QUEUE_INTERNAL_H
@@ -128,12 +129,16 @@ void perfclock_queue__maybe_trim(struct perfclock_queue *q);
 int perfclock_queue__fifo_resize(struct perfclock_queue *q, struct qsrc *s,
 				 uint32_t cap);
 int perfclock_queue__strag_resize(struct perfclock_queue *q, uint32_t cap);
-uint64_t perfclock_queue__push_growth(const struct perfclock_queue *q,
-				      const struct qsrc *s, uint64_t time,
-				      uint32_t size);
-int perfclock_queue__make_room(struct perfclock_queue *q,
-			       const struct qsrc *s, uint64_t time,
-			       uint32_t size);
+/*
+ * Would pushing this event (of size bytes, at time, onto source s) take
+ * what the queue has allocated past its cap? And the trim that gives
+ * back everything its contents do not use (arrays down to their
+ * contents, empty slab classes freed, half-empty ones compacted).
+ */
+int perfclock_queue__over_cap(const struct perfclock_queue *q,
+			      const struct qsrc *s, uint64_t time,
+			      uint32_t size);
+void perfclock_queue__trim_tight(struct perfclock_queue *q);
 
 /*
  * queue.c: perfclock_queue_push() with the event's attr index, which the
@@ -142,8 +147,5 @@ int perfclock_queue__make_room(struct perfclock_queue *q,
 int perfclock_queue__push_attr(struct perfclock_queue *q, uint32_t source,
 			       uint32_t attr_idx, uint64_t time,
 			       const void *data, uint32_t size);
-
-/* queue.c: emit the minimum in order (1 emitted, 0 empty, <0 callback). */
-int perfclock_queue__emit_one(struct perfclock_queue *q, uint32_t flags);
 
 #endif /* PERFCLOCK_QUEUE_INTERNAL_H */

@@ -2,8 +2,14 @@
 /*
  * libperfclock: the ordered-event queue's memory (see queue.c for the
  * whole structure): the slab that holds the copies of the events' bytes,
- * and the cap on what the queue retains: make_room() before a push that
- * would pass it, trim() after flushes once usage has dropped.
+ * and the cap on what the queue retains: over_cap() says whether a push
+ * would pass it, trim() gives back what is unused (tight before a forced
+ * flush, after flushes once usage has dropped).
+ *
+ * Below the queue: queue.c calls this file, never the other way. What
+ * the queue does when trimming is not enough (emit the oldest, FORCED)
+ * is ordering, queue.c's make_room(): it used to be here, calling back
+ * up into queue.c's emission.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -323,9 +329,8 @@ void perfclock_queue__maybe_trim(struct perfclock_queue *q)
 }
 
 /* What pushing this event would allocate. */
-uint64_t perfclock_queue__push_growth(const struct perfclock_queue *q,
-				      const struct qsrc *s, uint64_t time,
-				      uint32_t size)
+static uint64_t push_growth(const struct perfclock_queue *q,
+			    const struct qsrc *s, uint64_t time, uint32_t size)
 {
 	uint64_t g = 0;
 
@@ -344,30 +349,17 @@ uint64_t perfclock_queue__push_growth(const struct perfclock_queue *q,
 	return g;
 }
 
-/*
- * The cap: until what the queue has allocated plus what this push needs
- * fits, give back what is unused, then emit the oldest (FORCED), a
- * quarter of the queue at a time. An empty queue takes the event
- * whatever it needs. <0: a callback failed (the forced flush stops).
- */
-int perfclock_queue__make_room(struct perfclock_queue *q,
-			       const struct qsrc *s, uint64_t time,
-			       uint32_t size)
+/* Would pushing this event take what the queue allocates past its cap? */
+int perfclock_queue__over_cap(const struct perfclock_queue *q,
+			      const struct qsrc *s, uint64_t time,
+			      uint32_t size)
 {
-	uint64_t cap = q->cfg.mem_cap_bytes, target;
-	int ret;
-
-	for (;;) {
-		trim(q, 1);
-		if (!q->st.queued || q->retained +
-		    perfclock_queue__push_growth(q, s, time, size) <= cap)
-			return 0;
-		target = q->st.mem_bytes - q->st.mem_bytes / 4;
-		while (q->st.queued && q->st.mem_bytes > target) {
-			ret = perfclock_queue__emit_one(q, PERFCLOCK_EVENT_FORCED);
-			if (ret < 0)
-				return ret;
-		}
-	}
+	return q->retained + push_growth(q, s, time, size) >
+	       q->cfg.mem_cap_bytes;
 }
 
+/* Before the forced flush: give back everything the contents do not use. */
+void perfclock_queue__trim_tight(struct perfclock_queue *q)
+{
+	trim(q, 1);
+}

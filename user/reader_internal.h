@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The threaded reader's private state, shared by its two files:
- * evring_reader.c (the reader threads, start) and reader_merge.c (the
- * merger: deliver, stop, free, stats). Library-private; not installed.
+ * evring_reader.c (the reader threads, start, release) and, above it,
+ * reader_merge.c (the merger: deliver, stop, free, stats).
+ * Library-private; not installed.
  */
 #ifndef PERFCLOCK_READER_INTERNAL_H
 #define PERFCLOCK_READER_INTERNAL_H
@@ -112,11 +113,13 @@ struct perfclock_reader {
 	uint64_t age_hist[READER_AGE_BUCKETS];
 };
 
-/* evring_reader.c */
+/*
+ * evring_reader.c, for the merger: drain a ring into a batch; stop and
+ * join the threads; free everything start() made (threads joined).
+ */
 int perfclock_reader__drain(struct reader_ring *rr, struct reader_batch *b,
 			    uint64_t *errors);
 void perfclock_reader__join(struct perfclock_reader *r);
-/* reader_merge.c: free everything start() made (threads joined). */
 void perfclock_reader__release(struct perfclock_reader *r);
 
 #endif /* PERFCLOCK_READER_INTERNAL_H */

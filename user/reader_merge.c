@@ -4,6 +4,9 @@
  * caller's thread: take each reader thread's horizon with its batches
  * (THE HAND-OFF, evring_reader.c), push into the queue, flush below the
  * minimum; stop, free, stats.
+ *
+ * Above the threads: this file calls evring_reader.c (join, drain,
+ * release), never the other way.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -308,46 +311,6 @@ PERFCLOCK_API int64_t perfclock_reader_stop(struct perfclock_reader *r)
 	if (err)
 		return err;
 	return r->err ? r->err : merged + delivered;
-}
-
-static void batches_free(struct reader_batch *b)
-{
-	struct reader_batch *next;
-
-	for (; b; b = next) {
-		next = b->next;
-		free(b->buf);
-		free(b);
-	}
-}
-
-void perfclock_reader__release(struct perfclock_reader *r)
-{
-	int t;
-
-	if (r->th) {
-		for (t = 0; t < r->nr_threads; t++) {
-			struct reader_thread *th = &r->th[t];
-
-			batches_free(th->full);
-			batches_free(th->free);
-			batches_free(th->cur);
-			if (th->rings)
-				pthread_mutex_destroy(&th->lock);
-			free(th->rings);
-			free(th->pfd);
-		}
-	}
-	perfclock_queue_free(r->q);
-	if (r->stop_fd >= 0)
-		close(r->stop_fd);
-	pthread_cond_destroy(&r->cond);
-	pthread_condattr_destroy(&r->condattr);
-	pthread_mutex_destroy(&r->lock);
-	free(r->th);
-	free(r->takes);
-	free(r->ring);
-	free(r);
 }
 
 PERFCLOCK_API void perfclock_reader_free(struct perfclock_reader *r)

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * perfclock_fuzz's parts (perfclock_fuzz.c: options, reports, the checks
- * of the device's answers, main; fuzz_ops.c: the operations; fuzz_rounds.c:
- * module load/unload, contexts, rounds): what they share.
+ * perfclock_fuzz's parts, from the top (each calls only those below it):
+ * perfclock_fuzz.c: options, main; fuzz_rounds.c: module load/unload,
+ * contexts, rounds; fuzz_ops.c: the operations; fuzz_check.c: reports,
+ * the checks of the device's answers. What they share.
  */
 #ifndef PERFCLOCK_FUZZ_H
 #define PERFCLOCK_FUZZ_H
@@ -172,7 +173,7 @@ extern __thread sigjmp_buf *fault_jmp;
 
 #define CALL(c, ...) snprintf((c)->call, sizeof((c)->call), __VA_ARGS__)
 
-/* perfclock_fuzz.c: reports, and the checks of the device's answers. */
+/* fuzz_check.c: reports, and the checks of the device's answers. */
 void violation(struct ctx *c, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 int expect(struct ctx *c, int got, int want);

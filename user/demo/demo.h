@@ -292,7 +292,6 @@ void demo_status_line(struct demo *d, double elapsed, uint64_t d_samples,
 		      uint64_t d_rounds, double dt);
 /* The closing tables (stdout, or stderr when stdout carries --print or --json -), and --json. */
 void demo_report(struct demo *d);
-int demo_nr_cpus_traced(const struct demo *d);
 
 /* The rings' stamp order, summed (struct cpu_ring's out_of_order). */
 struct ring_order {
@@ -301,15 +300,24 @@ struct ring_order {
 	uint64_t worst_ns;
 	int worst_ring;		/* index into rings[], -1: none */
 };
-void demo_ring_order(const struct demo *d, struct ring_order *o);
-/* Rings whose every round took their own H_c, the grace-period horizon, or some of each. */
-void demo_ring_horizons(const struct demo *d, int *own, int *gp, int *mixed);
-const char *demo_ring_name(const struct demo *d, int c, char *buf, size_t sz);
-const char *demo_clock_name(const struct demo *d);
+
+/*
+ * What demo_report() works out once at the end of the run and hands to
+ * json.c, which writes it out and calls nothing back in report.c (the
+ * JSON is below the report, a leaf).
+ */
+struct run_summary {
+	struct kernel_counts k;
+	struct perfclock_clock_info ci;	/* perfclock_get_info() at the end */
+	const char *clock;		/* "monotonic" or "perfclock" */
+	int cpus_traced;
+	/* Rings whose every round took their own H_c, the grace-period horizon, or some of each. */
+	int rings_own, rings_gp, rings_mixed;
+	struct ring_order order;
+};
 
 /* ---- json.c ---- */
 
-void demo_write_json(struct demo *d, FILE *f, const struct kernel_counts *k,
-		     const struct perfclock_clock_info *ci);
+void demo_write_json(struct demo *d, FILE *f, const struct run_summary *s);
 
 #endif /* DEMO_DEMO_H */

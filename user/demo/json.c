@@ -4,6 +4,10 @@
  * demo-report.sh, demo-plot.sh). Its layout is what they read: the top
  * level one key a line, each rule's object on one line of its own; keep
  * keys and lines as they are.
+ *
+ * Below the report: report.c works out the run's summary (struct
+ * run_summary) and calls this file with it; this file calls only the
+ * library, hist.h and rules.c, never report.c.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -25,17 +29,18 @@ static void json_str(FILE *f, const char *s)
 	fputc('"', f);
 }
 
-void demo_write_json(struct demo *d, FILE *f, const struct kernel_counts *k,
-		     const struct perfclock_clock_info *ci)
+void demo_write_json(struct demo *d, FILE *f, const struct run_summary *s)
 {
-	struct ring_order o;
-	int i, e, own, gp, mixed;
+	const struct kernel_counts *k = &s->k;
+	const struct perfclock_clock_info *ci = &s->ci;
+	const struct ring_order *o = &s->order;
+	int i, e;
 
 	fprintf(f, "{\n  \"tool\": \"demo_flush\",\n  \"label\": ");
 	json_str(f, d->opt.label ? d->opt.label : "");
 	fprintf(f, ",\n  \"clock\": {\"name\": \"%s\", \"skew_estimate_ns\": %" PRIu64
 		", \"measured_skew_ns\": %" PRIu64 ", \"global\": %s},\n",
-		demo_clock_name(d), ci->skew_estimate_ns, ci->measured_skew_ns,
+		s->clock, ci->skew_estimate_ns, ci->measured_skew_ns,
 		(ci->flags & PERFCLOCK_CLOCK_GLOBAL) ? "true" : "false");
 	/* ntp_slope: exact except the NTP slope (perfclock/clock.h). */
 	fprintf(f, "  \"horizon\": {\"exact\": %s, \"ntp_slope\": %s, \"source\": \"%s\", "
@@ -48,7 +53,6 @@ void demo_write_json(struct demo *d, FILE *f, const struct kernel_counts *k,
 		(ci->flags & PERFCLOCK_CLOCK_HORIZON_PAGE) ? "page" : "ioctl",
 		ci->horizon_age_ns, ci->inflight_estimate_ns, hist_pct(&d->hz_age, 50),
 		hist_pct(&d->hz_age, 99));
-	demo_ring_horizons(d, &own, &gp, &mixed);
 	fprintf(f, "  \"percpu_horizon\": {\"name\": \"%s\", \"rings_own\": %d, "
 		"\"rings_gp\": %d, \"rings_mixed\": %d, \"age_p50_ns\": %" PRIu64
 		", \"age_p99_ns\": %" PRIu64 ", \"gp_age_p50_ns\": %" PRIu64
@@ -56,12 +60,12 @@ void demo_write_json(struct demo *d, FILE *f, const struct kernel_counts *k,
 		", \"wrong_cpu\": %" PRIu64 ", \"restarts\": %" PRIu64
 		", \"visits\": %s, \"pins\": %" PRIu64 ", \"reader_nvcsw\": %ld"
 		", \"reader_nivcsw\": %ld},\n",
-		perfclock_horizon_cpu_name(ci), own, gp, mixed, hist_pct(&d->pc_age, 50),
+		perfclock_horizon_cpu_name(ci), s->rings_own, s->rings_gp, s->rings_mixed, hist_pct(&d->pc_age, 50),
 		hist_pct(&d->pc_age, 99), hist_pct(&d->gp_age, 50), hist_pct(&d->gp_age, 99),
 		d->pc_pin_failed, d->pc_wrong_cpu, d->pc_restarts,
 		d->percpu ? "true" : "false", d->pc_pins, d->reader_nvcsw, d->reader_nivcsw);
 	fprintf(f, "  \"cpus\": %d,\n  \"source\": \"%s\",\n  \"events\": [",
-		demo_nr_cpus_traced(d), d->events[0].software ? "software" : "tracepoint");
+		s->cpus_traced, d->events[0].software ? "software" : "tracepoint");
 	for (e = 0; e < d->nr_events; e++) {
 		fprintf(f, "%s{\"name\": ", e ? ", " : "");
 		json_str(f, d->events[e].name);
@@ -74,18 +78,17 @@ void demo_write_json(struct demo *d, FILE *f, const struct kernel_counts *k,
 		d->opt.reverse ? "reverse" : "forward", d->opt.yield ? "true" : "false",
 		d->opt.interval_us, d->opt.pages);
 	fprintf(f, "  \"load\": {\"threads\": %d, \"cpus\": %d, \"hops\": %" PRIu64 "},\n",
-		d->opt.load, d->opt.load_cpus ? d->opt.load_cpus : demo_nr_cpus_traced(d), d->hops);
+		d->opt.load, d->opt.load_cpus ? d->opt.load_cpus : s->cpus_traced, d->hops);
 	fprintf(f, "  \"scenario\": {\"max_per_round\": %ld, \"capped_rounds\": %" PRIu64
 		", \"unread_seen\": %" PRIu64 ", \"sample\": \"%s\", \"sample_hz\": %ld"
 		", \"throttle\": %" PRIu64 "},\n", d->opt.max_per_round, d->capped_rounds,
 		d->unread_left, d->opt.sample ? d->opt.sample : "", d->opt.sample ? d->opt.sample_hz : 0,
 		d->throttle_total);
-	demo_ring_order(d, &o);
 	fprintf(f, "  \"rings\": {\"kind\": \"%s\", \"count\": %d, \"sample_shared\": %s, "
 		"\"out_of_order\": %" PRIu64 ", \"rings_out_of_order\": %d, \"worst_backstep_ns\": %"
 		PRIu64 ", \"migrate_every\": %ld, \"tick_ms\": %ld, \"ticks\": %" PRIu64 "},\n",
 		d->opt.per_thread ? "task" : "cpu", d->nr_rings,
-		d->opt.sample_shared ? "true" : "false", o.records, o.rings, o.worst_ns,
+		d->opt.sample_shared ? "true" : "false", o->records, o->rings, o->worst_ns,
 		d->opt.migrate_every, d->opt.tick_ms, d->ticks);
 	fprintf(f, "  \"ring_order\": [");
 	for (e = 0; e < d->nr_rings; e++)

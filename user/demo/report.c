@@ -4,7 +4,9 @@
  * (redrawn in place on a terminal, whole lines elsewhere), and at the end
  * the tables: the clock and horizon, each event beside the kernel's own
  * count of it, and per rule what was delivered, how late, and how long
- * events were held. The --json summary (json.c) is written from here too.
+ * events were held. The --json summary (json.c, below this file) is
+ * written from here too: this file works out the run's summary and hands
+ * it down; json.c calls nothing back.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -141,14 +143,14 @@ static const char *counts_verdict(const struct demo *d,
 }
 
 /* With --sample each CPU has two rings (one with --sample-shared); --per-thread: all CPUs. */
-int demo_nr_cpus_traced(const struct demo *d)
+static int demo_nr_cpus_traced(const struct demo *d)
 {
 	if (d->opt.per_thread)
 		return d->ncpus;
 	return d->opt.sample && !d->opt.sample_shared ? d->nr_rings / 2 : d->nr_rings;
 }
 
-void demo_ring_order(const struct demo *d, struct ring_order *o)
+static void demo_ring_order(const struct demo *d, struct ring_order *o)
 {
 	int c;
 
@@ -168,7 +170,8 @@ void demo_ring_order(const struct demo *d, struct ring_order *o)
 }
 
 /* "cpu 3" or "task 1234": which ring. */
-const char *demo_ring_name(const struct demo *d, int c, char *buf, size_t sz)
+static const char *demo_ring_name(const struct demo *d, int c, char *buf,
+				  size_t sz)
 {
 	if (d->rings[c].tid >= 0)
 		snprintf(buf, sz, "task %d", d->rings[c].tid);
@@ -179,12 +182,14 @@ const char *demo_ring_name(const struct demo *d, int c, char *buf, size_t sz)
 	return buf;
 }
 
-const char *demo_clock_name(const struct demo *d)
+static const char *demo_clock_name(const struct demo *d)
 {
 	return d->opt.clock == CLOCK_KIND_MONOTONIC ? "monotonic" : "perfclock";
 }
 
-void demo_ring_horizons(const struct demo *d, int *own, int *gp, int *mixed)
+/* Rings whose every round took their own H_c, the grace-period horizon, or some of each. */
+static void demo_ring_horizons(const struct demo *d, int *own, int *gp,
+			       int *mixed)
 {
 	int c;
 
@@ -398,22 +403,25 @@ static void print_tables(struct demo *d, FILE *f, const struct kernel_counts *k,
 
 void demo_report(struct demo *d)
 {
-	struct perfclock_clock_info ci;
-	struct kernel_counts kc;
+	struct run_summary s;
 	FILE *tables;
 	int err;
 
-	kernel_counts(d, &kc);
+	kernel_counts(d, &s.k);
 	/* The device's skew estimate can have grown while we ran. */
-	err = perfclock_get_info(d->clk, &ci);
+	err = perfclock_get_info(d->clk, &s.ci);
 	if (err)
 		die("perfclock_get_info: %s", strerror(-err));
+	s.clock = demo_clock_name(d);
+	s.cpus_traced = demo_nr_cpus_traced(d);
+	demo_ring_horizons(d, &s.rings_own, &s.rings_gp, &s.rings_mixed);
+	demo_ring_order(d, &s.order);
 	tables = (d->opt.print || (d->opt.json && !strcmp(d->opt.json, "-"))) ? stderr : stdout;
-	print_tables(d, tables, &kc, &ci);
+	print_tables(d, tables, &s.k, &s.ci);
 	if (d->opt.json) {
 		FILE *f = d->opt.json_f ? d->opt.json_f : stdout;
 
-		demo_write_json(d, f, &kc, &ci);
+		demo_write_json(d, f, &s);
 		if (f != stdout && fclose(f))
 			die("%s: %s", d->opt.json, strerror(errno));
 	}

@@ -377,7 +377,7 @@ void test_settable_estimate(void)
 	tap_ok(c && during == fds + 1 && ret == 0 && gen == 1,
 	       "settable: a REALTIME estimate holds one fd (its CANCEL_ON_SET timerfd: %d more); "
 	       "1000 horizons, no set, no restart (gen %u)", during - fds, gen);
-	/* horizon.c:take() checks sets for a fresh horizon too. */
+	/* perfclock__sets_take() checks sets for a fresh horizon too. */
 	ret = c ? perfclock_horizon_sync(c, 0, &h) : -1;
 	tap_ok(ret == -EOPNOTSUPP,
 	       "settable: horizon_sync of a REALTIME estimate is -EOPNOTSUPP (%d)",
