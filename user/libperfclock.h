@@ -26,7 +26,7 @@
  * with single underscores (perfclock_queue_push(); perfclock_open() and
  * perfclock_read() are fixed ABI). The double underscore marks what is
  * NOT public: a helper shared between the library's files is named
- * <struct>__<verb> (perfclock_queue__emit_one()), hidden, and declared in
+ * <struct>__<verb> (perfclock_queue__over_cap()), hidden, and declared in
  * a private header; one used in a single file is static and unprefixed.
  * Reads of a clock are thread-safe, everything else (rings, queues)
  * belongs to one thread at a time.
