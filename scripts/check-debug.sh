@@ -43,6 +43,9 @@
 #                    900, scripts/vm-lib.sh)
 #   PERFCLOCK_CACHE  cache root (default /var/cache/perfclock)
 #   JOBS             make -j for the kernel (default 2)
+#   REPEAT           N: in place of the suite, the tests that once failed
+#                    in these guests (scripts/guest/debug-repeat.sh), N
+#                    times each, in the stable and unstable boots
 #
 # The kernel is 6.1 alone: KVER= naming any other (make check-debug
 # KVER=6.12) is refused, saying why. A 6.12 debug kernel would cost what
@@ -191,6 +194,15 @@ cp "$msrc/module/perfclock.ko" "$msrc"/kmod/*.ko "$payload/"
 [ -f "$tree/arch/x86/kernel/msr.ko" ] && cp "$tree/arch/x86/kernel/msr.ko" "$payload/extra/"
 
 cp scripts/guest/debug.sh "$payload/run.sh"
+REPEAT=${REPEAT:-}
+boots="stable unstable reset"
+if [ -n "$REPEAT" ]; then
+	# The tests that once failed here, REPEAT times each, in both
+	# regimes: no fuzzer, no sweep (scripts/guest/debug-repeat.sh).
+	case $REPEAT in *[!0-9]*|0) echo "check-debug.sh: REPEAT=$REPEAT: a count" >&2; exit 64 ;; esac
+	cp scripts/guest/debug-repeat.sh "$payload/run.sh"
+	boots="stable unstable"
+fi
 
 # ---- the guests --------------------------------------------------------------------
 echo "# fuzzer: seed $FUZZ_SEED, $FUZZ_SECONDS s per boot"
@@ -200,12 +212,14 @@ echo "# fuzzer: seed $FUZZ_SEED, $FUZZ_SECONDS s per boot"
 # vCPU a vCPU can run a stale translation of the int3 written while it is
 # patched (docs/lessons.md). It has no kprobes here, so the module must
 # refuse perf_clock() horizons after the mark.
-for name in stable unstable reset; do
+for name in $boots; do
 	regime=$name fault=0 reset=0 args=(--runs-for "$FUZZ_SECONDS") min=20
 	[ "$name" = stable ] && fault=1
 	[ "$name" = reset ] && regime=stable reset=1 args=() min=10
-	printf 'FUZZ_SEED=%s\nFUZZ_SECONDS=%s\nFAULT_INJECT=%s\nFAULT_SWEEP=%s\nRESET_ONLY=%s\n' \
-		"$FUZZ_SEED" "$FUZZ_SECONDS" "$fault" "$FAULT_SWEEP" "$reset" > "$payload/debug.env"
+	# About a minute a round of the three under the debug kernel.
+	[ -n "$REPEAT" ] && fault=0 args=(--runs-for $((REPEAT * 90)))
+	printf 'FUZZ_SEED=%s\nFUZZ_SECONDS=%s\nFAULT_INJECT=%s\nFAULT_SWEEP=%s\nRESET_ONLY=%s\nREPEAT=%s\n' \
+		"$FUZZ_SEED" "$FUZZ_SECONDS" "$fault" "$FAULT_SWEEP" "$reset" "${REPEAT:-0}" > "$payload/debug.env"
 	[ "$reset" = 1 ] && args=(--tcg-threads single)
 	g_start=$(date +%s)
 	boot $regime "$log/$name" "${args[@]}" --kernel "$bzimage" \
