@@ -20,9 +20,9 @@
 #                 is examples/tracer.c and runs), scripts/call-layers.sh (no
 #                 circle of calls between the files of the library, the demo
 #                 or the module fuzzer)
-#   user          make -C user check: user/tests/check.sh (beside the
-#                 guests when there are guests to boot, its results
-#                 after theirs)
+#   user          make -C user check: user/tests/check.sh
+#   (lint, user, stress and demo run in the background beside the guests
+#   when there are guests to boot; their results come after the guests')
 #   stress        the liburcu stress testers on the host (here)
 #   demo          scripts/check-demo.sh host errors
 #   guest         on each kernel, in each clock regime (stable and unstable
@@ -137,101 +137,102 @@ for i in "${!kvers[@]}"; do
 done
 timed build
 
-if want lint; then
-	scripts/lint.sh > "$log/lint.tap" 2>&1
-	collect lint "$log/lint.tap"
-	# Every kernel's: its build above ran W=1 and sparse.
-	for i in "${!kvers[@]}"; do
-		kb=build/kernels/${kvers[$i]}
-		warnings=$(grep -E 'warning:|error:' "$kb/build.log")
-		[ -z "$warnings" ] && grep -q 'CHECK.*perfclock.c' "$kb/build.log" &&
-			grep -q 'CHECK.*perfclock_mark_tsc_unstable.c' "$kb/build.log"
-		result $? "lint: module and selftests/kmod build clean with W=1 and sparse (C=2) on ${kvers[$i]}" "$warnings"
-	done
-	scripts/test-vm-lib.sh > "$log/vm-lib.tap" 2>&1
-	collect lint "$log/vm-lib.tap"
-	scripts/test-perf-order-check.sh > "$log/perf-order-check.tap" 2>&1
-	collect lint "$log/perf-order-check.tap"
-	# The strict perf.data reader (an 8-byte FINISHED_ROUND, as
-	# linux-perf-data insists) on crafted and recorded files.
-	tools/perf-data-strict/test.sh > "$log/perf-data-strict.tap" 2>&1
-	collect lint "$log/perf-data-strict.tap"
-	# The docs against the tree and examples/tracer.c (scripts/lint-docs.sh).
-	{ scripts/lint-docs.sh --self-test; scripts/lint-docs.sh; } > "$log/lint-docs.tap" 2>&1
-	collect lint "$log/lint-docs.tap"
-	# No file that calls back up into a file calling it (gcc's call graph
-	# of the library, the demo and the module fuzzer; about 10 s).
-	{ scripts/call-layers.sh --self-test; scripts/call-layers.sh; } > "$log/call-layers.tap" 2>&1
-	collect lint "$log/call-layers.tap"
-	timed lint
-fi
+# The host's checks (lint, the library's tests, the stress testers on the
+# host, demo_flush on the host): host_checks. They need no guest, and the
+# guests leave a core idle for about a third of their time (vmstat in
+# the selftest guests: 1-84 % idle), so with guests to boot they run in
+# the background, one after the other, beside them, and their results
+# are adopted (renumbered) after the guests'. Alone they run here. The
+# library's tests build in user/build/host-check: the guests' payloads
+# come from user/build.
+host_checks() {
+	if want lint; then
+		scripts/lint.sh > "$log/lint.tap" 2>&1
+		collect lint "$log/lint.tap"
+		# Every kernel's: its build above ran W=1 and sparse.
+		for i in "${!kvers[@]}"; do
+			kb=build/kernels/${kvers[$i]}
+			warnings=$(grep -E 'warning:|error:' "$kb/build.log")
+			[ -z "$warnings" ] && grep -q 'CHECK.*perfclock.c' "$kb/build.log" &&
+				grep -q 'CHECK.*perfclock_mark_tsc_unstable.c' "$kb/build.log"
+			result $? "lint: module and selftests/kmod build clean with W=1 and sparse (C=2) on ${kvers[$i]}" "$warnings"
+		done
+		scripts/test-vm-lib.sh > "$log/vm-lib.tap" 2>&1
+		collect lint "$log/vm-lib.tap"
+		scripts/test-perf-order-check.sh > "$log/perf-order-check.tap" 2>&1
+		collect lint "$log/perf-order-check.tap"
+		# The strict perf.data reader (an 8-byte FINISHED_ROUND, as
+		# linux-perf-data insists) on crafted and recorded files.
+		tools/perf-data-strict/test.sh > "$log/perf-data-strict.tap" 2>&1
+		collect lint "$log/perf-data-strict.tap"
+		# The docs against the tree and examples/tracer.c (scripts/lint-docs.sh).
+		{ scripts/lint-docs.sh --self-test; scripts/lint-docs.sh; } > "$log/lint-docs.tap" 2>&1
+		collect lint "$log/lint-docs.tap"
+		# No file that calls back up into a file calling it (gcc's call graph
+		# of the library, the demo and the module fuzzer; about 10 s).
+		{ scripts/call-layers.sh --self-test; scripts/call-layers.sh; } > "$log/call-layers.tap" 2>&1
+		collect lint "$log/call-layers.tap"
+		timed lint
+	fi
 
-# The library's host tests need no guest: with guests to boot they run
-# beside them (the guests leave a core idle for a third of their time),
-# in a build directory of their own (user/build/host-check), since
-# check-demo.sh builds demo_flush in user/build meanwhile; their results
-# are collected after the guests'. Alone they run here.
-user_pid=
-user_check() {
-	local t0=$(date +%s) st
-	make --no-print-directory -C user check B=build/host-check > "$log/user.tap" 2>&1
-	st=$?
-	echo "$st $(( $(date +%s) - t0 ))" > "$log/user.status"
+	if want user; then
+		make --no-print-directory -C user check B=build/host-check > "$log/user.tap" 2>&1
+		st=$?
+		collect user "$log/user.tap"
+		result $st "user: make -C user check exits 0"
+		timed user
+	fi
+
+	if want stress; then
+		# The liburcu torture on the host, with the clock_gettime backend.
+		stress=build/selftests/perfclock_stress
+		$stress --clock monotonic --seconds 3 > "$log/stress.tap" 2>&1
+		st=$?
+		collect host "$log/stress.tap"
+		result $st "host: perfclock_stress --clock monotonic exits 0"
+		# Caught: exit 1 (not 2, a usage or open error), from a clock check alone.
+		$stress --clock monotonic --seconds 1 --inject-skew 1000000 > "$log/stress-inject.tap" 2>&1
+		st=$?
+		clock_check='^not ok .*(no read below a horizon handed out before it|global clock, no read below a value observed before it)'
+		[ $st -eq 1 ] && grep -Eq "$clock_check" "$log/stress-inject.tap" &&
+			! grep '^not ok' "$log/stress-inject.tap" | grep -Evq "$clock_check"
+		result $? "host: perfclock_stress detects a CPU reading 1 ms behind on a global clock (exit $st, from a clock check alone)"
+		build/selftests/perfclock_drain --clock monotonic --seconds 3 > "$log/drain.tap" 2>&1
+		st=$?
+		collect host "$log/drain.tap"
+		result $st "host: perfclock_drain --clock monotonic exits 0"
+		timed stress
+	fi
+
+	# demo_flush on the host (monotonic clock) and its error cases.
+	if want demo; then
+		scripts/check-demo.sh host errors > "$log/demo.tap" 2>&1
+		st=$?
+		collect demo "$log/demo.tap"
+		result $st "demo: scripts/check-demo.sh host errors exits 0"
+		timed demo
+	fi
 }
-collect_user() {
-	local st secs
-	read -r st secs < "$log/user.status" || st=1
-	collect user "$log/user.tap"
-	result "$st" "user: make -C user check exits 0"
-	echo "# time: user ${secs:-?} s${1:+ ($1)}"
-}
-if want user; then
-	rm -f "$log/user.status"
+host_pid=
+if want lint || want user || want stress || want demo; then
 	if want guest || want guest-long; then
-		user_check &
-		user_pid=$!
+		host_checks > "$log/host.tap" 2>&1 &
+		host_pid=$!
+		echo "# the host's checks: in the background, beside the guests"
 	else
-		user_check
-		collect_user
-		mark=$(date +%s)
+		host_checks
 	fi
 fi
 
-if want stress; then
-	# The liburcu torture on the host, with the clock_gettime backend.
-	stress=build/selftests/perfclock_stress
-	$stress --clock monotonic --seconds 3 > "$log/stress.tap" 2>&1
+# demo_flush in a guest per regime, on the first kernel, whose module
+# make module built in the tree (scripts/check-demo.sh says how): make
+# check-kernels.
+if want demo-guest; then
+	scripts/check-demo.sh guest > "$log/demo-guest.tap" 2>&1
 	st=$?
-	collect host "$log/stress.tap"
-	result $st "host: perfclock_stress --clock monotonic exits 0"
-	# Caught: exit 1 (not 2, a usage or open error), from a clock check alone.
-	$stress --clock monotonic --seconds 1 --inject-skew 1000000 > "$log/stress-inject.tap" 2>&1
-	st=$?
-	clock_check='^not ok .*(no read below a horizon handed out before it|global clock, no read below a value observed before it)'
-	[ $st -eq 1 ] && grep -Eq "$clock_check" "$log/stress-inject.tap" &&
-		! grep '^not ok' "$log/stress-inject.tap" | grep -Evq "$clock_check"
-	result $? "host: perfclock_stress detects a CPU reading 1 ms behind on a global clock (exit $st, from a clock check alone)"
-	build/selftests/perfclock_drain --clock monotonic --seconds 3 > "$log/drain.tap" 2>&1
-	st=$?
-	collect host "$log/drain.tap"
-	result $st "host: perfclock_drain --clock monotonic exits 0"
-	timed stress
-fi
-
-# demo_flush on the host (monotonic clock) and its error cases; in make
-# check-kernels, short runs in a guest per regime (scripts/check-demo.sh
-# says how) on the first kernel, whose module make module built in the
-# tree.
-demo_parts=
-want demo && demo_parts="host errors"
-want demo-guest && demo_parts+=" guest"
-if [ -n "$demo_parts" ]; then
-	# shellcheck disable=SC2086
-	scripts/check-demo.sh $demo_parts > "$log/demo.tap" 2>&1
-	st=$?
-	collect demo "$log/demo.tap"
-	result $st "demo: scripts/check-demo.sh ${demo_parts# } exits 0"
-	timed demo
+	collect demo "$log/demo-guest.tap"
+	result $st "demo: scripts/check-demo.sh guest exits 0"
+	timed demo-guest
 fi
 
 # The ring reader under libFuzzer for minutes (make check fuzzes it for
@@ -393,10 +394,10 @@ if want guest || want guest-long; then
 	done
 fi
 
-if [ -n "$user_pid" ]; then
-	wait "$user_pid"
-	collect_user "beside the guests"
-	timed "the wait for user"
+if [ -n "$host_pid" ]; then
+	wait "$host_pid"
+	timed "the wait for the host's checks"
+	adopt "$log/host.tap"
 fi
 
 want vm || finish

@@ -21,6 +21,8 @@
 #                                (returned); its output, only if it
 #                                failed, as comments
 #   collect PREFIX FILE          renumber FILE's results into this plan
+#   adopt FILE                   renumber FILE's numbered results (a
+#                                background run's) into this plan
 #   relay NAME STATUS FILE       collect, and a failure "NAME exited with
 #                                status N" if STATUS says failed but no
 #                                result in FILE did
@@ -100,6 +102,28 @@ collect() {	# collect PREFIX FILE
 		*) echo "# $line" ;;
 		esac
 	done < "$2"
+}
+
+# Results that a background run of this script already numbered and
+# prefixed (collect() and result() there), numbered again into this run's
+# plan; every other line as it is ("# === " names nothing here).
+adopt() {	# adopt FILE
+	local line desc
+	while IFS= read -r line; do
+		case "$line" in
+		"ok "*|"not ok "*)
+			n=$((n + 1))
+			desc=${line#*ok [0-9]* - }
+			case "$line" in
+			"not ok"*) failed=$((failed + 1)); rc=1; echo "not ok $n - $desc" ;;
+			*"# SKIP"*) skipped=$((skipped + 1)); echo "ok $n - $desc" ;;
+			*) passed=$((passed + 1)); echo "ok $n - $desc" ;;
+			esac
+			;;
+		"TAP version"*|[0-9]*..[0-9]*) ;;
+		*) echo "$line" ;;
+		esac
+	done < "$1"
 }
 
 relay() {	# relay NAME STATUS FILE
