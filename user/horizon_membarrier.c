@@ -39,6 +39,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -235,6 +236,8 @@ static void *mb_thread(void *arg)
 	struct timespec ts;
 	int have_prev = 0, err;
 
+	/* Its name in ps -L and /proc/PID/task/TID/comm, as the readers'. */
+	pthread_setname_np(pthread_self(), "perfclock-mb");
 	while (!__atomic_load_n(&mb->stop, __ATOMIC_RELAXED)) {
 		start = mono_ns();
 		if (start - __atomic_load_n(&mb->last_ask, __ATOMIC_SEQ_CST) >
@@ -312,6 +315,7 @@ static int thread_start(struct perfclock_mb *mb)
 {
 	uint64_t gen = __atomic_load_n(&fork_gen, __ATOMIC_RELAXED);
 	uint64_t run = __atomic_load_n(&mb->run, __ATOMIC_ACQUIRE);
+	sigset_t all, old;
 	int err;
 
 	if ((run >> 2) == gen && (run & 3) != MB_STOPPED)
@@ -323,7 +327,18 @@ static int thread_start(struct perfclock_mb *mb)
 	__atomic_store_n(&mb->stop, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&mb->parked, 0, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&mb->last_ask, mono_ns(), __ATOMIC_SEQ_CST);
+	/*
+	 * Signals go to the caller's threads, never to the helper: a tool
+	 * built on sigwait() or signalfd() blocks them in its own threads
+	 * and expects the kernel to hold them for it, which it does only
+	 * while every thread blocks them (kernel/signal.c:
+	 * complete_signal() wakes a thread that does not). The helper
+	 * starts with all blocked, as the reader's threads do.
+	 */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
 	err = pthread_create(&mb->thread, NULL, mb_thread, mb);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (err) {
 		__atomic_store_n(&mb->run, gen << 2 | MB_STOPPED,
 				 __ATOMIC_RELEASE);

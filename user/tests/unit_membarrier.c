@@ -12,6 +12,8 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -211,6 +213,71 @@ static void test_horizon(void)
 	       nr_threads());
 }
 
+/*
+ * The signals blocked by this process's thread named name, from
+ * /proc/self/task/TID/status (SigBlk), or -1 if there is none.
+ */
+static long long thread_sigblk(const char *name)
+{
+	char path[320], line[256];
+	long long blk = -1;
+	struct dirent *d;
+	DIR *dir = opendir("/proc/self/task");
+	FILE *f;
+
+	while (dir && blk < 0 && (d = readdir(dir))) {
+		if (d->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", d->d_name);
+		f = fopen(path, "re");
+		if (!f)
+			continue;
+		if (!fgets(line, sizeof(line), f) ||
+		    strncmp(line, name, strlen(name)) || line[strlen(name)] != '\n') {
+			fclose(f);
+			continue;
+		}
+		fclose(f);
+		snprintf(path, sizeof(path), "/proc/self/task/%s/status", d->d_name);
+		f = fopen(path, "re");
+		while (f && fgets(line, sizeof(line), f))
+			if (!strncmp(line, "SigBlk:", 7))
+				blk = strtoll(line + 7, NULL, 16);
+		if (f)
+			fclose(f);
+	}
+	if (dir)
+		closedir(dir);
+	return blk;
+}
+
+/*
+ * The helper thread blocks every signal, whatever the caller's mask: a
+ * tool that takes its signals with sigwait() or signalfd() blocks them
+ * in its own threads only, and a thread that does not would take them.
+ * Signals 1-31 but SIGKILL and SIGSTOP (which cannot be blocked).
+ */
+static void test_helper_signals(void)
+{
+	const long long std = 0x7fffffffLL & ~(1LL << (SIGKILL - 1)) &
+			      ~(1LL << (SIGSTOP - 1));
+	struct perfclock *c = perfclock_open_clockid(CLOCK_MONOTONIC_RAW);
+	sigset_t none, saved;
+	uint64_t h;
+	long long blk;
+
+	/* The helper starts at the first horizon, with nothing blocked here. */
+	sigemptyset(&none);
+	pthread_sigmask(SIG_SETMASK, &none, &saved);
+	blk = c && perfclock_horizon(c, &h) == 0 ?
+	      thread_sigblk("perfclock-mb") : -1;
+	pthread_sigmask(SIG_SETMASK, &saved, NULL);
+	tap_ok(blk >= 0 && (blk & std) == std,
+	       "membarrier: the helper thread (perfclock-mb) blocks every signal, the caller blocking none (SigBlk %llx)",
+	       blk);
+	perfclock_close(c);
+}
+
 /* fork(): the child has no helper thread; its first horizon starts one. */
 static void test_fork(void)
 {
@@ -378,6 +445,7 @@ void test_membarrier(void)
 	}
 	test_choice();
 	test_horizon();
+	test_helper_signals();
 	test_fork();
 	test_perf_page();
 	test_skip_switch();
