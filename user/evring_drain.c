@@ -112,6 +112,13 @@ PERFCLOCK_API int64_t perfclock_evring_drain(struct perfclock_evring *er,
 
 	if (!er || !q)
 		return -EINVAL;
+	/*
+	 * A NOCOPY queue keeps pointers into the ring, whose space the
+	 * drain hands back to the kernel at read_end: the next records
+	 * would overwrite what it holds. Refused, before anything is read.
+	 */
+	if (q->cfg.flags & PERFCLOCK_QUEUE_NOCOPY)
+		return -EINVAL;
 	if (!st) {
 		memset(&local, 0, sizeof(local));
 		st = &local;

@@ -130,7 +130,9 @@ struct perfclock_drain_stats {
  * (no_time). A ring that reports a corrupt record (-EBADMSG) is reset
  * (what it held is dropped, counted in resets) and the drain goes on.
  * Call it after perfclock_horizon(), then perfclock_queue_flush_until().
- * Returns the number of records queued, or -errno: -EINVAL, or what
+ * Returns the number of records queued, or -errno: -EINVAL (also for a
+ * PERFCLOCK_QUEUE_NOCOPY queue: it would keep pointers into ring space
+ * the drain hands back to the kernel; nothing is read), or what
  * perfclock_queue_push() returned (-ENOMEM: that record is not queued
  * and stays unread in its ring for the next call; a delivery callback's
  * error: the record was taken). st may be NULL. (PERFCLOCK_0.2.2)

@@ -81,7 +81,7 @@ int main(void)
 	struct perfclock_queue_config qc;
 	struct perf_event_attr attrs[2];
 	struct perfclock_evring *er;
-	struct perfclock_queue *q;
+	struct perfclock_queue *q, *qn;
 	struct perfclock *clk;
 	struct pollfd fds[1024];
 	uint64_t no_time = 0, bad_event = 0, foreign = 0, records = 0, h, t0, t1;
@@ -171,6 +171,16 @@ int main(void)
 	perfclock_read(clk, &t1);
 	woke = poll(fds, (nfds_t)n, 1000);
 	perfclock_evring_disable(er);
+	/*
+	 * A NOCOPY queue would keep pointers into ring space the drain
+	 * hands back: refused before anything is read (the rounds below
+	 * still find every fork).
+	 */
+	qc.flags = PERFCLOCK_QUEUE_NOCOPY;
+	qn = perfclock_queue_new(&qc);
+	tap_ok(qn && perfclock_evring_drain(er, qn, NULL) == -EINVAL,
+	       "evring: a drain into a PERFCLOCK_QUEUE_NOCOPY queue is EINVAL");
+	perfclock_queue_free(qn);
 	for (k = 0; k < 3; k++, rounds++) {
 		perfclock_horizon(clk, &h);
 		for (i = 0; i < n; i++) {
