@@ -495,6 +495,27 @@ void perfclock_reader__release(struct perfclock_reader *r)
 	free(r);
 }
 
+/*
+ * Are er's events stamped with clk's clock? Each H_c is a read of clk,
+ * a bound only for records stamped with that clock: a reader of rings
+ * opened for another clock delivered 39 % of its events late, silently.
+ * perfclock_check_attr() says -EINVAL for a clock field that is not
+ * clk's (a use_clockid event for the module, another clockid).
+ */
+static int stamped_by(const struct perfclock_evring *er,
+		      const struct perfclock *clk)
+{
+	const struct perf_event_attr *attrs;
+	uint32_t i, nr;
+	int pid;
+
+	attrs = perfclock_evring__opened_as(er, &nr, &pid);
+	for (i = 0; attrs && i < nr; i++)
+		if (perfclock_check_attr(clk, &attrs[i]) == -EINVAL)
+			return 0;
+	return 1;
+}
+
 PERFCLOCK_API struct perfclock_reader *
 perfclock_reader_start(struct perfclock *clk, struct perfclock_evring *er,
 		       const struct perfclock_reader_config *cfg)
@@ -510,7 +531,7 @@ perfclock_reader_start(struct perfclock *clk, struct perfclock_evring *er,
 		return NULL;
 	}
 	n = perfclock_evring_nr_rings(er);
-	if (n <= 0) {
+	if (n <= 0 || !stamped_by(er, clk)) {
 		errno = EINVAL;
 		return NULL;
 	}

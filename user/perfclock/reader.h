@@ -115,8 +115,9 @@ void perfclock_reader_config_init(struct perfclock_reader_config *cfg);
  * Start one reader thread per ring (up to max_threads) on er's rings,
  * which must not be read otherwise meanwhile, merging in clk's order.
  * clk must be the clock er was opened with. Errors (errno): EINVAL (NULL,
- * no deliver, bad size, unknown flags, reserved not zero), ENOMEM, and
- * those of pthread_create() (EAGAIN).
+ * no deliver, bad size, unknown flags, reserved not zero, or er's events
+ * stamped with another clock than clk's: perfclock_check_attr() refuses
+ * one of them), ENOMEM, and those of pthread_create() (EAGAIN).
  */
 struct perfclock_reader *
 perfclock_reader_start(struct perfclock *clk, struct perfclock_evring *er,

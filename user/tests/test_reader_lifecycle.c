@@ -155,6 +155,23 @@ void lifecycle(struct perfclock *clk, int ncpu)
 	tap_ok(!perfclock_reader_start(clk, er, &rc) && errno == EINVAL &&
 	       count_fds() == fds && threads_settle(threads) == threads,
 	       "reader: reserved not zero is EINVAL; nothing left open or running");
+	rc.reserved[2] = 0;
+	{
+		/* Rings stamped with another clock than the reader's. */
+		struct perfclock_clock_info ci;
+		struct perfclock *other;
+
+		memset(&ci, 0, sizeof(ci));
+		perfclock_get_info(clk, &ci);
+		other = perfclock_open_clockid(ci.clockid == CLOCK_MONOTONIC_RAW ?
+					       CLOCK_MONOTONIC : CLOCK_MONOTONIC_RAW);
+		errno = 0;
+		tap_ok(other && !perfclock_reader_start(other, er, &rc) &&
+		       errno == EINVAL &&
+		       threads_settle(threads) == threads,
+		       "reader: a clock other than the rings' is EINVAL; nothing left running");
+		perfclock_close(other);
+	}
 	tap_ok(perfclock_reader_deliver(NULL, 0) == -EINVAL &&
 	       perfclock_reader_stop(NULL) == -EINVAL &&
 	       perfclock_reader_get_stats(NULL, &st) == -EINVAL,
