@@ -150,6 +150,14 @@ PERFCLOCK_API void perfclock_evring_close(struct perfclock_evring *er)
 	free(er);
 }
 
+/* A failure of cpu_open() after perf_event_open(), said once: -err. */
+static int cpu_open_error(int cpu, const char *what, int err)
+{
+	perfclock__log(PERFCLOCK_LOG_ERR, "perfclock_evring_open: CPU %d: %s: %s",
+		       cpu, what, strerror(err));
+	return -err;
+}
+
 /* Open the set on one CPU: 0, -ENODEV (offline), or -errno. */
 static int cpu_open(struct evring_cpu *c, int cpu,
 		    const struct perf_event_attr *attrs, uint32_t nr_attrs,
@@ -179,24 +187,24 @@ static int cpu_open(struct evring_cpu *c, int cpu,
 				       MAP_SHARED, c->fd[0], 0);
 			if (c->base == MAP_FAILED) {
 				c->base = NULL;
-				return -errno;
+				return cpu_open_error(cpu, "mmap of the ring", errno);
 			}
 		} else if (ioctl(c->fd[k], PERF_EVENT_IOC_SET_OUTPUT,
 				 c->fd[0])) {
-			return -errno;
+			return cpu_open_error(cpu, "PERF_EVENT_IOC_SET_OUTPUT", errno);
 		}
 	}
 	c->ring = perfclock_ring_new(c->base, len, NULL);
 	if (!c->ring)
-		return -errno;
+		return cpu_open_error(cpu, "the ring reader", errno);
 	for (k = 0; k < nr_attrs; k++) {
 		uint64_t id;
 
 		if (ioctl(c->fd[k], PERF_EVENT_IOC_ID, &id))
-			return -errno;
+			return cpu_open_error(cpu, "PERF_EVENT_IOC_ID", errno);
 		err = perfclock_ring_add_event(c->ring, &attrs[k], &id, 1);
 		if (err)
-			return err;
+			return cpu_open_error(cpu, "the ring's event table", -err);
 	}
 	return 0;
 }
@@ -268,13 +276,8 @@ perfclock_evring_open(const struct perfclock *clk,
 			continue;
 		}
 		er->nr++;
-		if (err) {
-			/* perf_event_open()'s failure was said with its attr. */
-			perfclock__log(PERFCLOCK_LOG_DEBUG,
-				       "perfclock_evring_open: CPU %d: %s",
-				       cpus[i], strerror(-err));
+		if (err)	/* cpu_open() said what failed, once */
 			goto out;
-		}
 	}
 	if (!er->nr)
 		err = -ENODEV;

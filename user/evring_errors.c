@@ -43,7 +43,7 @@ PERFCLOCK_API void perfclock_set_log(perfclock_log_fn fn, void *arg)
 void perfclock__log(int level, const char *fmt, ...)
 {
 	perfclock_log_fn fn;
-	char msg[256];
+	char msg[512];
 	va_list ap;
 	void *arg;
 
@@ -93,17 +93,46 @@ static int tracepoint_listed(uint64_t id)
 	return -1;
 }
 
+/*
+ * EACCES and EPERM from perf_event_open(): who may open what
+ * (kernel/events/core.c: perf_event_open() and perf_allow_cpu(); the
+ * knob, Documentation/admin-guide/perf-security.rst), with the knob's
+ * value here, so that the log says what to change. "" when not one.
+ */
+static void access_hint(int err, char *buf, size_t len)
+{
+	FILE *f;
+	int level;
+
+	buf[0] = 0;
+	if (err != EACCES && err != EPERM)
+		return;
+	f = fopen("/proc/sys/kernel/perf_event_paranoid", "re");
+	if (!f || fscanf(f, "%d", &level) != 1) {
+		if (f)
+			fclose(f);
+		snprintf(buf, len, " (perf_event_paranoid unreadable; events on every CPU need CAP_PERFMON or CAP_SYS_ADMIN, or perf_event_paranoid <= 0)");
+		return;
+	}
+	fclose(f);
+	snprintf(buf, len, " (perf_event_paranoid is %d: events on every CPU (pid -1) need CAP_PERFMON or CAP_SYS_ADMIN, or perf_event_paranoid <= 0; a task's own events, <= 2)",
+		 level);
+}
+
 int perfclock__evring_open_error(const struct perf_event_attr *attr,
 				 uint32_t attr_idx, int cpu, int err)
 {
+	char hint[192];
+
 	if (err == EINVAL && attr->type == PERF_TYPE_TRACEPOINT &&
 	    tracepoint_listed(attr->config) == 0)
 		err = ENOENT;
+	access_hint(err, hint, sizeof(hint));
 	perfclock__log(PERFCLOCK_LOG_ERR,
 		       "perfclock_evring_open: attrs[%" PRIu32 "] (type %" PRIu32
-		       ", config %#" PRIx64 ") on CPU %d: %s%s", attr_idx,
+		       ", config %#" PRIx64 ") on CPU %d: %s%s%s", attr_idx,
 		       attr->type, (uint64_t)attr->config, cpu, strerror(err),
 		       err == ENOENT && attr->type == PERF_TYPE_TRACEPOINT ?
-		       " (no tracepoint has this id in tracefs)" : "");
+		       " (no tracepoint has this id in tracefs)" : "", hint);
 	return err;
 }

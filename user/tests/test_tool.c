@@ -33,9 +33,12 @@
 static char last_log[512];
 static int nr_log;
 
+static int nr_log_all;	/* at any level */
+
 static void log_cb(int level, const char *msg, void *arg)
 {
 	(void)arg;
+	nr_log_all++;
 	if (level == PERFCLOCK_LOG_ERR) {
 		snprintf(last_log, sizeof(last_log), "%s", msg);
 		nr_log++;
@@ -164,7 +167,7 @@ static void bad_tracepoint(struct perfclock *clk)
 	perfclock_evring_config_init(&cfg);
 	cfg.attrs = &a;
 	cfg.nr_attrs = 1;
-	nr_log = 0;
+	nr_log = nr_log_all = 0;
 	errno = 0;
 	er = perfclock_evring_open(clk, &cfg);
 	if (!er && (errno == EACCES || errno == EPERM)) {
@@ -172,11 +175,76 @@ static void bad_tracepoint(struct perfclock *clk)
 			 strerror(errno));
 		return;
 	}
-	tap_ok(!er && errno == ENOENT && nr_log >= 1 &&
+	tap_ok(!er && errno == ENOENT && nr_log == 1 && nr_log_all == 1 &&
 	       strstr(last_log, "attrs[0]") && strstr(last_log, "CPU"),
-	       "tracepoint: an id no trace event has is ENOENT (the kernel says EINVAL), the log names attr and CPU: \"%s\"",
-	       last_log);
+	       "tracepoint: an id no trace event has is ENOENT (the kernel says EINVAL), one log line (%d at any level) names attr and CPU: \"%s\"",
+	       nr_log_all, last_log);
 	perfclock_evring_close(er);
+}
+
+/*
+ * Not allowed to open events on every CPU: EACCES (or EPERM), and the
+ * log says why, with perf_event_paranoid's value and what it must be.
+ * As nobody, in a child (root here); a SKIP where nobody may.
+ */
+static void not_permitted(struct perfclock *clk)
+{
+	int pfd[2], status = -1;
+	char msg[512] = "";
+	ssize_t got = 0;
+	pid_t p;
+
+	if (geteuid()) {
+		tap_skip("evring: not permitted # SKIP not root: no user to become");
+		return;
+	}
+	if (pipe(pfd)) {
+		tap_ok(0, "evring: not permitted: pipe");
+		return;
+	}
+	p = fork();
+	if (p == 0) {
+		struct perfclock_evring_config cfg;
+		struct perfclock_evring *er;
+		struct perf_event_attr a;
+		int e;
+
+		close(pfd[0]);
+		if (setgid(65534) || setuid(65534))
+			_exit(10);
+		memset(&a, 0, sizeof(a));
+		a.type = PERF_TYPE_SOFTWARE;
+		a.config = PERF_COUNT_SW_CONTEXT_SWITCHES;
+		a.sample_type = PERF_SAMPLE_TIME;
+		a.sample_period = 1;
+		a.disabled = 1;
+		perfclock_evring_config_init(&cfg);
+		cfg.attrs = &a;
+		cfg.nr_attrs = 1;
+		nr_log = nr_log_all = 0;
+		er = perfclock_evring_open(clk, &cfg);
+		e = errno;
+		if (er)
+			_exit(11);	/* allowed: nothing to check */
+		if (write(pfd[1], last_log, strlen(last_log)) < 0)
+			_exit(12);
+		_exit((e == EACCES || e == EPERM) && nr_log_all == 1 ? 0 : 13);
+	}
+	close(pfd[1]);
+	if (p > 0)
+		got = read(pfd[0], msg, sizeof(msg) - 1);
+	close(pfd[0]);
+	msg[got > 0 ? got : 0] = 0;
+	if (p > 0)
+		waitpid(p, &status, 0);
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 11) {
+		tap_skip("evring: not permitted # SKIP perf_event_paranoid lets nobody open events on every CPU");
+		return;
+	}
+	tap_ok(WIFEXITED(status) && WEXITSTATUS(status) == 0 &&
+	       strstr(msg, "perf_event_paranoid is ") && strstr(msg, "CAP_PERFMON"),
+	       "evring: not permitted: EACCES, and one log line says perf_event_paranoid's value and CAP_PERFMON (status %d): \"%s\"",
+	       WIFEXITED(status) ? WEXITSTATUS(status) : -1, msg);
 }
 
 static int drain_rounds(struct perfclock *clk, struct perfclock_evring *er,
@@ -349,6 +417,7 @@ int main(void)
 		return tap_exit();
 	no_time(clk);
 	bad_tracepoint(clk);
+	not_permitted(clk);
 	drain(clk);
 	perfclock_close(clk);
 	horizon_name();
