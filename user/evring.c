@@ -42,6 +42,11 @@ struct perfclock_evring {
 	/* As opened (perfclock_evring__opened_as(): the threaded reader). */
 	int32_t pid;
 	struct perf_event_attr *attrs;
+	/*
+	 * Every attr opened disabled, and perfclock_evring_enable() not
+	 * called yet: a drain then says so, once (warned).
+	 */
+	int all_disabled, warned;
 };
 
 PERFCLOCK_API void
@@ -238,6 +243,9 @@ perfclock_evring_open(const struct perfclock *clk,
 	}
 	er->nr_attrs = cfg->nr_attrs;
 	er->pid = cfg->pid;
+	er->all_disabled = 1;
+	for (k = 0; k < cfg->nr_attrs; k++)
+		er->all_disabled &= !!cfg->attrs[k].disabled;
 	for (k = 0; k < cfg->nr_attrs; k++) {
 		/* Records without a time cannot be ordered (the header). */
 		if (!(cfg->attrs[k].sample_type & PERF_SAMPLE_TIME)) {
@@ -250,6 +258,22 @@ perfclock_evring_open(const struct perfclock *clk,
 		attrs[k] = cfg->attrs[k];
 		attrs[k].size = sizeof(attrs[k]);
 		perfclock_fill_attr(clk, &attrs[k]);
+		/*
+		 * A clock the caller asked for that is not clk's: its records
+		 * would not be stamped with the clock of the horizons. Left
+		 * unset (use_clockid 0), the clock fields are filled.
+		 */
+		if (cfg->attrs[k].use_clockid &&
+		    (!attrs[k].use_clockid ||
+		     attrs[k].clockid != cfg->attrs[k].clockid)) {
+			perfclock__log(PERFCLOCK_LOG_ERR,
+				       "perfclock_evring_open: attrs[%u] asks for clockid %d (use_clockid), not the clock's (%s): leave use_clockid 0 and the clock fields are filled",
+				       k, (int)cfg->attrs[k].clockid,
+				       attrs[k].use_clockid ? "another clockid" :
+				       "perf_clock(), no use_clockid");
+			err = -EINVAL;
+			goto out;
+		}
 		/* Several events in one ring: perf's way to tell them apart. */
 		if (cfg->nr_attrs > 1)
 			attrs[k].sample_type |= PERF_SAMPLE_IDENTIFIER;
@@ -310,7 +334,25 @@ static int ioctl_all(struct perfclock_evring *er, unsigned long req)
 
 PERFCLOCK_API int perfclock_evring_enable(struct perfclock_evring *er)
 {
-	return ioctl_all(er, PERF_EVENT_IOC_ENABLE);
+	int err = ioctl_all(er, PERF_EVENT_IOC_ENABLE);
+
+	if (!err)
+		er->all_disabled = 0;
+	return err;
+}
+
+/*
+ * A drain of rings whose events were all opened disabled and never
+ * enabled finds nothing, ever: said once per evring (a tool that forgot
+ * perfclock_evring_enable() saw 0 events and no word).
+ */
+void perfclock_evring__check_enabled(struct perfclock_evring *er)
+{
+	if (!er->all_disabled || er->warned)
+		return;
+	er->warned = 1;
+	perfclock__log(PERFCLOCK_LOG_ERR,
+		       "perfclock_evring_drain: every event was opened disabled and perfclock_evring_enable() was not called: no record will arrive");
 }
 
 PERFCLOCK_API int perfclock_evring_disable(struct perfclock_evring *er)

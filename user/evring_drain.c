@@ -119,6 +119,7 @@ PERFCLOCK_API int64_t perfclock_evring_drain(struct perfclock_evring *er,
 	 */
 	if (q->cfg.flags & PERFCLOCK_QUEUE_NOCOPY)
 		return -EINVAL;
+	perfclock_evring__check_enabled(er);
 	if (!st) {
 		memset(&local, 0, sizeof(local));
 		st = &local;

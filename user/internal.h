@@ -30,6 +30,8 @@ struct perfclock_evring;
 const struct perf_event_attr *
 perfclock_evring__opened_as(const struct perfclock_evring *er,
 			    uint32_t *nr_attrs, int *pid);
+/* Say once that er's events were all opened disabled and never enabled. */
+void perfclock_evring__check_enabled(struct perfclock_evring *er);
 
 /*
  * evring_reader.c, test only: each reader thread reads its H_c on the

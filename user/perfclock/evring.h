@@ -70,8 +70,16 @@ void perfclock_evring_config_init(struct perfclock_evring_config *cfg);
  * EOPNOTSUPP: no such event, also a tracepoint id that tracefs does not
  * list, which the kernel answers EINVAL), of mmap(), of
  * perfclock_ring_add_event() (EINVAL: records it could not tell apart),
- * ENODEV (no CPU), ENOMEM. Nothing stays open on failure. Which attr
- * and CPU failed goes to the log callback (perfclock_set_log()).
+ * ENODEV (no CPU), ENOMEM; EINVAL too for an attr whose use_clockid
+ * asks for another clock than clk's (left 0, the clock fields are
+ * filled). Nothing stays open on failure. Which attr and CPU failed goes
+ * to the log callback (perfclock_set_log()). With more than one attr,
+ * PERF_SAMPLE_IDENTIFIER is added to each one's sample_type (the records
+ * of one ring are told apart by it): a tool that parses a sample's body
+ * itself finds that id first, before the fields its attr asked for (the
+ * delivered event's attr_idx says which attr). Attrs opened with
+ * disabled set need perfclock_evring_enable(); a drain says once if none
+ * was ever enabled.
  */
 struct perfclock_evring *
 perfclock_evring_open(const struct perfclock *clk,

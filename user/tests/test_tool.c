@@ -247,6 +247,70 @@ static void not_permitted(struct perfclock *clk)
 	       WIFEXITED(status) ? WEXITSTATUS(status) : -1, msg);
 }
 
+/*
+ * The traps of perfclock_evring_open() that used to pass in silence: an
+ * attr asking for another clock than the clock's (its records would not
+ * be in the horizons' clock) is EINVAL, said in the log; events opened
+ * disabled and never enabled make the first drain say so, once.
+ */
+static void silent_traps(struct perfclock *clk)
+{
+	struct perfclock_evring_config cfg;
+	struct perfclock_queue_config qc;
+	struct perfclock_evring *er;
+	struct perfclock_queue *q;
+	struct perf_event_attr a;
+	int first, second;
+
+	memset(&a, 0, sizeof(a));
+	a.type = PERF_TYPE_SOFTWARE;
+	a.config = PERF_COUNT_SW_CONTEXT_SWITCHES;
+	a.sample_type = PERF_SAMPLE_TIME;
+	a.sample_period = 1;
+	a.disabled = 1;
+	a.use_clockid = 1;
+	a.clockid = CLOCK_REALTIME;	/* the clock here is MONOTONIC */
+	perfclock_evring_config_init(&cfg);
+	cfg.attrs = &a;
+	cfg.nr_attrs = 1;
+	nr_log = nr_log_all = 0;
+	errno = 0;
+	er = perfclock_evring_open(clk, &cfg);
+	tap_ok(!er && errno == EINVAL && nr_log == 1 && strstr(last_log, "use_clockid"),
+	       "evring: an attr asking for another clock than the clock's is EINVAL, said once: \"%s\"",
+	       last_log);
+	perfclock_evring_close(er);
+
+	a.use_clockid = 0;
+	a.clockid = 0;
+	er = perfclock_evring_open(clk, &cfg);
+	if (!er && (errno == EACCES || errno == EPERM)) {
+		tap_skip("evring: never enabled # SKIP perf_event_open not permitted: %s",
+			 strerror(errno));
+		return;
+	}
+	perfclock_queue_config_init(&qc);
+	qc.nr_sources = er ? (uint32_t)perfclock_evring_nr_rings(er) : 1;
+	qc.deliver = deliver;
+	q = perfclock_queue_new(&qc);
+	nr_log = nr_log_all = 0;
+	perfclock_evring_drain(er, q, NULL);
+	first = nr_log_all;
+	perfclock_evring_drain(er, q, NULL);
+	second = nr_log_all - first;
+	tap_ok(er && q && first == 1 && second == 0 &&
+	       strstr(last_log, "perfclock_evring_enable()"),
+	       "evring: events opened disabled and never enabled: the first drain says so, once (%d, then %d): \"%s\"",
+	       first, second, last_log);
+	nr_log = nr_log_all = 0;
+	perfclock_evring_enable(er);
+	perfclock_evring_drain(er, q, NULL);
+	tap_ok(nr_log_all == 0, "evring: enabled, a drain says nothing (%d)",
+	       nr_log_all);
+	perfclock_queue_free(q);
+	perfclock_evring_close(er);
+}
+
 static int drain_rounds(struct perfclock *clk, struct perfclock_evring *er,
 			struct perfclock_queue *q,
 			struct perfclock_drain_stats *st)
@@ -418,6 +482,7 @@ int main(void)
 	no_time(clk);
 	bad_tracepoint(clk);
 	not_permitted(clk);
+	silent_traps(clk);
 	drain(clk);
 	perfclock_close(clk);
 	horizon_name();
