@@ -17,6 +17,17 @@
  * stored (the round read the horizon before draining), hence in the list
  * the merger took with it. The global limit is the minimum over threads
  * of what each gave: a record below it is in the merger's hands.
+ *
+ * THE HELD CAP. What the threads handed over and the merger has not
+ * taken (a tool that stopped calling perfclock_reader_deliver(): piped
+ * into a paused pager) is counted in r->held. At the cap (the queue's
+ * memory cap) a thread skips its rounds whole: no horizon, no drain, no
+ * hand-off, until the merger takes. Its rings fill and the kernel drops
+ * and counts (PERF_RECORD_LOST, in the stats), as it does for any
+ * reader that falls behind; the thread's last horizon stands, so no
+ * record left in a ring lies below a limit the merger may use. What the
+ * reader holds is at most the cap plus one round of each thread (a
+ * drain of its rings, at most their size).
  */
 #include <errno.h>
 #include <poll.h>
@@ -202,6 +213,7 @@ static void handoff(struct reader_thread *th, int have_h, uint64_t h,
 		b->next = NULL;
 		*th->full_tail = b;
 		th->full_tail = &b->next;
+		__atomic_add_fetch(&r->held, b->cap, __ATOMIC_RELAXED);
 		th->cur = th->free;
 		if (th->cur) {
 			th->free = th->cur->next;
@@ -253,6 +265,11 @@ static void round_once(struct reader_thread *th)
 	uint32_t gen[2] = { 0, 0 }, g, ggp = 0;
 	int i, ret, have = 1, gp = 0, err = 0, mixed = 0;
 
+	/* THE HELD CAP: the merger is behind; the kernel drops and counts. */
+	if (__atomic_load_n(&r->held, __ATOMIC_RELAXED) >= r->held_cap) {
+		__atomic_add_fetch(&r->held_waits, 1, __ATOMIC_RELAXED);
+		return;
+	}
 	if (!th->cur) {
 		th->cur = calloc(1, sizeof(*th->cur));
 		if (!th->cur)
@@ -570,6 +587,7 @@ perfclock_reader_start(struct perfclock *clk, struct perfclock_evring *er,
 		qc.arg = cfg->arg;
 		if (cfg->queue_mem_cap_bytes)
 			qc.mem_cap_bytes = cfg->queue_mem_cap_bytes;
+		r->held_cap = qc.mem_cap_bytes;	/* THE HELD CAP */
 		r->q = perfclock_queue_new(&qc);
 		if (!r->q)
 			err = -errno;

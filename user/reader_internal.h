@@ -105,6 +105,13 @@ struct perfclock_reader {
 	uint64_t pending;
 	/* atomics, the threads' */
 	uint64_t rounds, wakeups, timeouts, eagain;
+	/*
+	 * THE HELD CAP: bytes of batches handed over and not yet taken
+	 * (atomic; added at the hand-off, taken off by the merger), the cap
+	 * on them (the queue's memory cap), and the rounds a thread skipped
+	 * at it (atomic).
+	 */
+	uint64_t held, held_cap, held_waits;
 	/* the merger's */
 	uint64_t handoffs, delivered, limits, limit;
 	uint32_t gen[2];		/* newest merged, per source; 0: none */

@@ -112,10 +112,17 @@ static int push_batch(struct perfclock_reader *r, const struct reader_batch *b,
 static void take(struct perfclock_reader *r, struct reader_thread *th,
 		 struct reader_take *t, uint64_t now, int have_now)
 {
+	struct reader_batch *b;
+	uint64_t bytes = 0;
+
 	pthread_mutex_lock(&th->lock);
 	t->list = th->full;
 	th->full = NULL;
 	th->full_tail = &th->full;
+	/* Taken: no longer held for the merger (THE HELD CAP). */
+	for (b = t->list; b; b = b->next)
+		bytes += b->cap;
+	__atomic_sub_fetch(&r->held, bytes, __ATOMIC_RELAXED);
 	t->has_h = th->has_h;
 	t->h = th->h;
 	t->gen[0] = th->gen[0];
@@ -384,6 +391,8 @@ PERFCLOCK_API int perfclock_reader_get_stats(const struct perfclock_reader *r,
 	st->wakeups = __atomic_load_n(&r->wakeups, __ATOMIC_RELAXED);
 	st->timeouts = __atomic_load_n(&r->timeouts, __ATOMIC_RELAXED);
 	st->eagain = __atomic_load_n(&r->eagain, __ATOMIC_RELAXED);
+	st->held_bytes = __atomic_load_n(&r->held, __ATOMIC_RELAXED);
+	st->held_waits = __atomic_load_n(&r->held_waits, __ATOMIC_RELAXED);
 	st->handoffs = r->handoffs;
 	st->delivered = r->delivered;
 	st->limits = r->limits;

@@ -97,7 +97,14 @@ struct perfclock_reader_config {
 	uint32_t period_us;
 	perfclock_deliver_fn deliver;	/* required: the queue's callback */
 	void *arg;			/* for deliver and on_limit */
-	/* The queue's memory cap (0: PERFCLOCK_QUEUE_DEFAULT_MEM_CAP). */
+	/*
+	 * The queue's memory cap (0: PERFCLOCK_QUEUE_DEFAULT_MEM_CAP), and
+	 * the cap on what the threads hold for the merger: batches handed
+	 * over that perfclock_reader_deliver() has not taken yet. At it the
+	 * threads stop draining until the merger takes: their rings fill
+	 * and the kernel drops and counts (lost_records, lost). The reader
+	 * then holds at most this plus one drain of each thread's rings.
+	 */
 	uint64_t queue_mem_cap_bytes;
 	/*
 	 * Optional: told every new global limit (exclusive), before the
@@ -188,7 +195,12 @@ struct perfclock_reader_stats {
 	uint64_t age_count;
 	uint64_t age_p50_ns, age_p90_ns, age_p99_ns, age_max_ns;
 	struct perfclock_queue_stats queue;
-	uint64_t reserved[4];
+	/*
+	 * Bytes handed over and not yet taken by the merger, now; and the
+	 * rounds the threads skipped at the cap on them (queue_mem_cap_bytes).
+	 */
+	uint64_t held_bytes, held_waits;
+	uint64_t reserved[2];
 };
 
 /* 0 or -EINVAL. */
