@@ -292,7 +292,8 @@ if want guest || want guest-long; then
 			if long_guest "$i" $regime; then
 				rm -f "$payload/run.env"
 			else
-				printf '%s\n' STRESS_SECONDS=2 DRAIN_SECONDS=2 RING_REAL_FORKS=400 > "$payload/run.env"
+				printf '%s\n' STRESS_SECONDS=2 DRAIN_SECONDS=2 RING_REAL_FORKS=400 \
+					READER_LOAD_MS=300 > "$payload/run.env"
 			fi
 			boot $regime "build/guest/$g" --kernel "/boot/vmlinuz-$k" --payload "$payload" \
 				--modules-from "/lib/modules/$k" > "$log/$g.tap" 2> "$log/$g.err"

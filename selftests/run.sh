@@ -8,7 +8,8 @@
 
 cd /payload || exit 1
 . /lib/perfclock/guest-lib.sh
-# The loads' lengths: STRESS_SECONDS, DRAIN_SECONDS, RING_REAL_FORKS.
+# The loads' lengths: STRESS_SECONDS, DRAIN_SECONDS, RING_REAL_FORKS,
+# READER_LOAD_MS.
 # make check's guests shorten them in ./run.env (scripts/check.sh);
 # every other boot runs them in full.
 [ -r ./run.env ] && . ./run.env
@@ -57,6 +58,10 @@ section "libperfclock test_module"
 ./test_module || rc=1
 section "libperfclock test_ring_real"
 PERFCLOCK_TEST_FORKS=${RING_REAL_FORKS:-1500} ./test_ring_real device || rc=1
+# The threaded reader on the module's per-CPU horizons (one pinned thread
+# per CPU), a stalled merger at its held cap included.
+section "libperfclock test_reader"
+PERFCLOCK_TEST_LOAD_MS=${READER_LOAD_MS:-1000} ./test_reader device || rc=1
 section "kernel"
 log_clean "the library tests"
 

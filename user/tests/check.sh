@@ -73,6 +73,7 @@ run device-fake-rdtscp env PERFCLOCK_TEST_CPU=rdtscp "$B/test_device"
 run prop "$B/test_prop"
 run ring-real "$B/test_ring_real"
 run evring "$B/test_evring"
+run reader "$B/test_reader"
 run tool "$B/test_tool"
 run module "$B/test_module"
 run module-checks-on-clockid "$B/test_module" clockid

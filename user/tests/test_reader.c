@@ -279,7 +279,7 @@ static int run_load(struct perfclock *clk, int ncpu, struct sink *s,
  * merger takes again nothing is late or out of order. Before the cap,
  * 217-221 MiB were held after 4 s of a load like this one.
  */
-#define STALL_CAP	(256u << 10)
+#define STALL_CAP	(128u << 10)
 #define STALL_PAGES	8u
 
 static void stalled_merger(struct perfclock *clk, int ncpu)
@@ -289,7 +289,7 @@ static void stalled_merger(struct perfclock *clk, int ncpu)
 	struct perfclock_evring *er = ev_open(clk, -1, STALL_PAGES);
 	struct perfclock_reader *r;
 	uint64_t ring_bytes = STALL_PAGES * (uint64_t)sysconf(_SC_PAGESIZE);
-	uint64_t bound, per, batch, held;
+	uint64_t bound, per, batch, held, end;
 	struct sink s;
 	int64_t n, err = 0;
 	uint32_t rings_per;
@@ -315,7 +315,17 @@ static void stalled_merger(struct perfclock *clk, int ncpu)
 	bound = STALL_CAP + (uint64_t)st.nr_threads * batch;
 	perfclock_evring_enable(er);
 	load_start(ncpu);
-	usleep(1500 * 1000);		/* nobody takes */
+	/*
+	 * Nobody takes: until the threads meet the cap (10 s at most, a
+	 * liveness bound for a slow guest), then a second more for the
+	 * rings to fill behind them.
+	 */
+	end = mono_ms() + 10000;
+	do {
+		usleep(50 * 1000);
+		perfclock_reader_get_stats(r, &st);
+	} while (!st.held_waits && mono_ms() < end);
+	usleep(1000 * 1000);
 	perfclock_reader_get_stats(r, &st);
 	held = st.held_bytes;
 	tap_ok(held <= bound && st.held_waits > 0,
