@@ -332,10 +332,13 @@ static void stalled_merger(struct perfclock *clk, int ncpu)
 	       "reader: stalled merger: holds %llu bytes, within the cap plus one batch a thread (%llu), the threads waited %llu rounds at the cap",
 	       (unsigned long long)held, (unsigned long long)bound,
 	       (unsigned long long)st.held_waits);
-	n = perfclock_reader_deliver(r, 0);
-	if (n < 0)
-		err = n;
-	usleep(200 * 1000);
+	/* The merger takes again, as a tool does once its pager goes on. */
+	end = mono_ms() + 500;
+	while (mono_ms() < end) {
+		n = perfclock_reader_deliver(r, 10);
+		if (n < 0 && !err)
+			err = n;
+	}
 	load_stop();
 	perfclock_evring_disable(er);
 	n = perfclock_reader_stop(r);
