@@ -236,8 +236,6 @@ static void *mb_thread(void *arg)
 	struct timespec ts;
 	int have_prev = 0, err;
 
-	/* Its name in ps -L and /proc/PID/task/TID/comm, as the readers'. */
-	pthread_setname_np(pthread_self(), "perfclock-mb");
 	while (!__atomic_load_n(&mb->stop, __ATOMIC_RELAXED)) {
 		start = mono_ns();
 		if (start - __atomic_load_n(&mb->last_ask, __ATOMIC_SEQ_CST) >
@@ -339,6 +337,9 @@ static int thread_start(struct perfclock_mb *mb)
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	err = pthread_create(&mb->thread, NULL, mb_thread, mb);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	/* Its name in ps -L and /proc/PID/task/TID/comm, before it runs. */
+	if (!err)
+		pthread_setname_np(mb->thread, "perfclock-mb");
 	if (err) {
 		__atomic_store_n(&mb->run, gen << 2 | MB_STOPPED,
 				 __ATOMIC_RELEASE);

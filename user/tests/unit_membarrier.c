@@ -215,17 +215,17 @@ static void test_horizon(void)
 
 /*
  * The signals blocked by this process's thread named name, from
- * /proc/self/task/TID/status (SigBlk), or -1 if there is none.
+ * /proc/self/task/TID/status (SigBlk), in *blk: 1, or 0 if there is none.
  */
-static long long thread_sigblk(const char *name)
+static int thread_sigblk(const char *name, unsigned long long *blk)
 {
 	char path[320], line[256];
-	long long blk = -1;
+	int found = 0;
 	struct dirent *d;
 	DIR *dir = opendir("/proc/self/task");
 	FILE *f;
 
-	while (dir && blk < 0 && (d = readdir(dir))) {
+	while (dir && !found && (d = readdir(dir))) {
 		if (d->d_name[0] == '.')
 			continue;
 		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", d->d_name);
@@ -241,14 +241,16 @@ static long long thread_sigblk(const char *name)
 		snprintf(path, sizeof(path), "/proc/self/task/%s/status", d->d_name);
 		f = fopen(path, "re");
 		while (f && fgets(line, sizeof(line), f))
-			if (!strncmp(line, "SigBlk:", 7))
-				blk = strtoll(line + 7, NULL, 16);
+			if (!strncmp(line, "SigBlk:", 7)) {
+				*blk = strtoull(line + 7, NULL, 16);
+				found = 1;
+			}
 		if (f)
 			fclose(f);
 	}
 	if (dir)
 		closedir(dir);
-	return blk;
+	return found;
 }
 
 /*
@@ -259,20 +261,22 @@ static long long thread_sigblk(const char *name)
  */
 static void test_helper_signals(void)
 {
-	const long long std = 0x7fffffffLL & ~(1LL << (SIGKILL - 1)) &
-			      ~(1LL << (SIGSTOP - 1));
+	const unsigned long long std = 0x7fffffffULL &
+				       ~(1ULL << (SIGKILL - 1)) &
+				       ~(1ULL << (SIGSTOP - 1));
 	struct perfclock *c = perfclock_open_clockid(CLOCK_MONOTONIC_RAW);
 	sigset_t none, saved;
+	unsigned long long blk = 0;
 	uint64_t h;
-	long long blk;
+	int found;
 
 	/* The helper starts at the first horizon, with nothing blocked here. */
 	sigemptyset(&none);
 	pthread_sigmask(SIG_SETMASK, &none, &saved);
-	blk = c && perfclock_horizon(c, &h) == 0 ?
-	      thread_sigblk("perfclock-mb") : -1;
+	found = c && perfclock_horizon(c, &h) == 0 &&
+		thread_sigblk("perfclock-mb", &blk);
 	pthread_sigmask(SIG_SETMASK, &saved, NULL);
-	tap_ok(blk >= 0 && (blk & std) == std,
+	tap_ok(found && (blk & std) == std,
 	       "membarrier: the helper thread (perfclock-mb) blocks every signal, the caller blocking none (SigBlk %llx)",
 	       blk);
 	perfclock_close(c);
