@@ -21,13 +21,16 @@
  * THE HELD CAP. What the threads handed over and the merger has not
  * taken (a tool that stopped calling perfclock_reader_deliver(): piped
  * into a paused pager) is counted in r->held. At the cap (the queue's
- * memory cap) a thread skips its rounds whole: no horizon, no drain, no
+ * held_cap_bytes) a thread skips its rounds whole: no horizon, no drain, no
  * hand-off, until the merger takes. Its rings fill and the kernel drops
  * and counts (PERF_RECORD_LOST, in the stats), as it does for any
  * reader that falls behind; the thread's last horizon stands, so no
  * record left in a ring lies below a limit the merger may use. What the
  * reader holds is at most the cap plus one round of each thread (a
- * drain of its rings, at most their size).
+ * drain of its rings, at most their size). The cap is held_cap_bytes,
+ * by default half the queue's memory cap: a merger that takes it all at
+ * once pushes it into the queue, which then needs that much room or
+ * emits early (PERFCLOCK_EVENT_FORCED) and what follows is late.
  */
 #include <errno.h>
 #include <poll.h>
@@ -543,7 +546,7 @@ perfclock_reader_start(struct perfclock *clk, struct perfclock_evring *er,
 
 	if (!clk || !er || !cfg || cfg->size < sizeof(*cfg) || !cfg->deliver ||
 	    (cfg->flags & ~PERFCLOCK_READER_GRACE_PERIOD) || cfg->reserved[0] ||
-	    cfg->reserved[1] || cfg->reserved[2] || cfg->reserved[3]) {
+	    cfg->reserved[1] || cfg->reserved[2]) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -587,7 +590,8 @@ perfclock_reader_start(struct perfclock *clk, struct perfclock_evring *er,
 		qc.arg = cfg->arg;
 		if (cfg->queue_mem_cap_bytes)
 			qc.mem_cap_bytes = cfg->queue_mem_cap_bytes;
-		r->held_cap = qc.mem_cap_bytes;	/* THE HELD CAP */
+		r->held_cap = cfg->held_cap_bytes ? cfg->held_cap_bytes :
+			      qc.mem_cap_bytes / 2;	/* THE HELD CAP */
 		r->q = perfclock_queue_new(&qc);
 		if (!r->q)
 			err = -errno;

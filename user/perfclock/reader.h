@@ -97,14 +97,7 @@ struct perfclock_reader_config {
 	uint32_t period_us;
 	perfclock_deliver_fn deliver;	/* required: the queue's callback */
 	void *arg;			/* for deliver and on_limit */
-	/*
-	 * The queue's memory cap (0: PERFCLOCK_QUEUE_DEFAULT_MEM_CAP), and
-	 * the cap on what the threads hold for the merger: batches handed
-	 * over that perfclock_reader_deliver() has not taken yet. At it the
-	 * threads stop draining until the merger takes: their rings fill
-	 * and the kernel drops and counts (lost_records, lost). The reader
-	 * then holds at most this plus one drain of each thread's rings.
-	 */
+	/* The queue's memory cap (0: PERFCLOCK_QUEUE_DEFAULT_MEM_CAP). */
 	uint64_t queue_mem_cap_bytes;
 	/*
 	 * Optional: told every new global limit (exclusive), before the
@@ -113,7 +106,18 @@ struct perfclock_reader_config {
 	 * stamp tells the rest).
 	 */
 	perfclock_reader_limit_fn on_limit;
-	uint64_t reserved[4];	/* zero */
+	/*
+	 * The cap on what the threads hold for the merger: batches handed
+	 * over that perfclock_reader_deliver() has not taken yet (0: half
+	 * the queue's memory cap, so that what they hand over fits it). At
+	 * it the threads stop draining until the merger takes: their rings
+	 * fill and the kernel drops and counts (lost_records, lost). The
+	 * reader then holds at most this plus one drain of each thread's
+	 * rings. (A reserved word before, which had to be zero: a program
+	 * built then gets the default.)
+	 */
+	uint64_t held_cap_bytes;
+	uint64_t reserved[3];	/* zero */
 };
 
 void perfclock_reader_config_init(struct perfclock_reader_config *cfg);
@@ -197,7 +201,7 @@ struct perfclock_reader_stats {
 	struct perfclock_queue_stats queue;
 	/*
 	 * Bytes handed over and not yet taken by the merger, now; and the
-	 * rounds the threads skipped at the cap on them (queue_mem_cap_bytes).
+	 * rounds the threads skipped at the cap on them (held_cap_bytes).
 	 */
 	uint64_t held_bytes, held_waits;
 	uint64_t reserved[2];

@@ -301,7 +301,7 @@ static void stalled_merger(struct perfclock *clk, int ncpu)
 	rc.deliver = deliver;
 	rc.on_limit = on_limit;
 	rc.arg = &s;
-	rc.queue_mem_cap_bytes = STALL_CAP;
+	rc.held_cap_bytes = STALL_CAP;	/* the queue's cap stays 64 MiB */
 	r = perfclock_reader_start(clk, er, &rc);
 	if (!tap_ok(r != NULL, "reader: stalled merger: starts")) {
 		perfclock_evring_close(er);
@@ -347,9 +347,11 @@ static void stalled_merger(struct perfclock *clk, int ncpu)
 	perfclock_reader_get_stats(r, &st);
 	tap_ok(!err && st.lost_records + st.lost > 0 && s.late == 0 &&
 	       s.unsorted == 0 && st.queue.below_horizon == 0,
-	       "reader: stalled merger: the kernel dropped and counted (%llu records, %llu lost), then none late, in order, of %llu delivered",
+	       "reader: stalled merger: the kernel dropped and counted (%llu records, %llu lost), then none late (%llu), in order (%llu not), of %llu delivered, none below a limit (%llu), no error (%lld)",
 	       (unsigned long long)st.lost_records, (unsigned long long)st.lost,
-	       (unsigned long long)s.delivered);
+	       (unsigned long long)s.late, (unsigned long long)s.unsorted,
+	       (unsigned long long)s.delivered,
+	       (unsigned long long)st.queue.below_horizon, (long long)err);
 	perfclock_reader_free(r);
 	perfclock_evring_close(er);
 }
