@@ -145,7 +145,7 @@ else
 fi
 
 # ---- libperfclock, from this tree ---------------------------------------------------
-lib_key=$( { for f in user/*.c user/*.h user/Makefile user/libperfclock.map user/libperfclock.pc.in \
+lib_key=$( { for f in user/*.c user/*.h user/perfclock/*.h user/Makefile user/libperfclock.map user/libperfclock.pc.in \
 	module/perfclock_ioctl.h VERSION; do echo "== $f"; cat "$f"; done; } | hash16)
 prefix=$CACHE/perfclock-$lib_key
 if [ ! -f "$prefix/.done" ]; then

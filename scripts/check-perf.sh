@@ -258,7 +258,7 @@ version=$(cat VERSION)
 soname=$(make -s --no-print-directory -C user print-soname)
 libpkg=libperfclock${soname#libperfclock.so.}
 arch=$(dpkg-architecture -qDEB_HOST_ARCH)
-deb_key=$( { for f in user/*.c user/*.h user/Makefile user/libperfclock.map user/libperfclock.pc.in \
+deb_key=$( { for f in user/*.c user/*.h user/perfclock/*.h user/Makefile user/libperfclock.map user/libperfclock.pc.in \
 	user/libperfclock.abi scripts/abi-check.sh scripts/dkms.sh packaging/debian/* \
 	module/perfclock_ioctl.h VERSION; do [ -f "$f" ] && { echo "== $f"; cat "$f"; }; done; } |
 	sha256sum | cut -c1-16)

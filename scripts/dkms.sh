@@ -147,11 +147,13 @@ cmd_remove() {
 # the script that writes the symbols file from it.
 stage_lib() {
 	local dest=$1 f
-	mkdir -p "$dest/user" "$dest/scripts"
+	mkdir -p "$dest/user/perfclock" "$dest/scripts"
 	for f in "$top"/user/*.c "$top"/user/*.h; do
 		case ${f##*/} in demo_flush.c) continue ;; esac
 		cp "$f" "$dest/user/"
 	done
+	# The public headers, one per object (libperfclock.h includes them).
+	cp "$top"/user/perfclock/*.h "$dest/user/perfclock/"
 	cp "$top/user/Makefile" "$top/user/libperfclock.map" "$top/user/libperfclock.pc.in" \
 		"$top/user/libperfclock.abi" "$dest/user/"
 	cp "$top/scripts/abi-check.sh" "$dest/scripts/"
