@@ -95,13 +95,15 @@ void kinds(struct perfclock *clk)
 
 	/*
 	 * CLOCK_REALTIME: no per-CPU horizon; its perfclock_horizon() is
-	 * the module's (exact) where one is loaded, else an estimate.
+	 * the module's where one is loaded (exact except the NTP slope:
+	 * the same proof, less a margin), else an estimate.
 	 */
 	rt = perfclock_open_clockid(CLOCK_REALTIME);
 	memset(&info, 0, sizeof(info));
 	if (rt)
 		perfclock_get_info(rt, &info);
-	want = (info.flags & PERFCLOCK_CLOCK_HORIZON_EXACT) ?
+	want = (info.flags & (PERFCLOCK_CLOCK_HORIZON_EXACT |
+			      PERFCLOCK_CLOCK_HORIZON_NTP_SLOPE)) ?
 	       PERFCLOCK_READER_HORIZON_GRACE_PERIOD :
 	       PERFCLOCK_READER_HORIZON_ESTIMATE;
 	er = rt ? ev_open(rt, -1, 8) : NULL;
@@ -115,7 +117,7 @@ void kinds(struct perfclock *clk)
 	       !strcmp(perfclock_reader_horizon_name(
 			PERFCLOCK_READER_HORIZON_GRACE_PERIOD), "grace period") &&
 	       !strcmp(perfclock_reader_horizon_name(0), "unknown"),
-	       "reader: CLOCK_REALTIME (no per-CPU horizon): %s (perfclock_horizon(): %s)",
+	       "reader: CLOCK_REALTIME (no per-CPU horizon): %s, as perfclock_horizon() is %s",
 	       perfclock_reader_horizon_name(want), perfclock_horizon_name(&info));
 	perfclock_reader_free(r);
 	perfclock_evring_close(er);
