@@ -48,6 +48,7 @@
 #include "libperfclock.h"
 #include "perfclock_reader.h"
 #include "internal.h"
+#include "proc_task.h"
 #include "tap.h"
 #include "test_reader.h"
 
@@ -475,34 +476,6 @@ static void lost_records(struct perfclock *clk)
 	       (unsigned long long)st.lost);
 	perfclock_reader_free(r);
 	perfclock_evring_close(er);
-}
-
-/* The tid of this process's thread named name, or -1. */
-static pid_t thread_named(const char *name)
-{
-	char path[300], comm[32];
-	struct dirent *d;
-	DIR *dir = opendir("/proc/self/task");
-	pid_t tid = -1;
-	FILE *f;
-
-	if (!dir)
-		return -1;
-	while (tid < 0 && (d = readdir(dir))) {
-		if (d->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", d->d_name);
-		f = fopen(path, "re");
-		if (!f)
-			continue;
-		if (fgets(comm, sizeof(comm), f) &&
-		    !strncmp(comm, name, strlen(name)) &&
-		    comm[strlen(name)] == '\n')
-			tid = (pid_t)atoi(d->d_name);
-		fclose(f);
-	}
-	closedir(dir);
-	return tid;
 }
 
 /*

@@ -29,6 +29,7 @@
 #include "libperfclock.h"
 #include "horizon_membarrier.h"
 #include "perfclock_page.h"
+#include "proc_task.h"
 #include "tap.h"
 #include "unit.h"
 
@@ -219,37 +220,23 @@ static void test_horizon(void)
  */
 static int thread_sigblk(const char *name, unsigned long long *blk)
 {
-	char path[320], line[256];
+	pid_t tid = thread_named(name);
+	char path[64], line[256];
 	int found = 0;
-	struct dirent *d;
-	DIR *dir = opendir("/proc/self/task");
 	FILE *f;
 
-	while (dir && !found && (d = readdir(dir))) {
-		if (d->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", d->d_name);
-		f = fopen(path, "re");
-		if (!f)
-			continue;
-		if (!fgets(line, sizeof(line), f) ||
-		    strncmp(line, name, strlen(name)) || line[strlen(name)] != '\n') {
-			fclose(f);
-			continue;
+	if (tid < 0)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/self/task/%d/status", (int)tid);
+	f = fopen(path, "re");
+	while (f && fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, "SigBlk:", 7)) {
+			*blk = strtoull(line + 7, NULL, 16);
+			found = 1;
 		}
-		fclose(f);
-		snprintf(path, sizeof(path), "/proc/self/task/%s/status", d->d_name);
-		f = fopen(path, "re");
-		while (f && fgets(line, sizeof(line), f))
-			if (!strncmp(line, "SigBlk:", 7)) {
-				*blk = strtoull(line + 7, NULL, 16);
-				found = 1;
-			}
-		if (f)
-			fclose(f);
 	}
-	if (dir)
-		closedir(dir);
+	if (f)
+		fclose(f);
 	return found;
 }
 
