@@ -290,16 +290,22 @@ static int64_t open_loop(const char *path, double secs)
  * function-call IPI (kernel/sched/core.c: ttwu_queue_wakelist()). In a
  * starved debug guest with an unstable sched_clock that was 170 IPIs/s,
  * 0.147 per open, counted against the module by a baseline that opened
- * nothing. The rate while the device is held open and a child as busy
- * as the loop spins on a cheap system call (RCU's force-quiescent-state
- * IPIs on a busy machine, kernel/rcu/tree.c: rcu_implicit_dynticks_qs())
- * is taken off both loops before each is divided by its opens.
+ * nothing. Those IPIs come per second of the loop, not per open: in ten
+ * runs in the debug guest the /dev/null loop (2 100-2 700 opens/s) cost
+ * 150-180 IPIs/s, and the device's loop the same 140-170 whether it
+ * opened 2 500 times a second or, once, 392. So the control's rate is
+ * taken off the loop's (the larger of it and the rate while the device
+ * is held open and a child as busy spins on a cheap system call: RCU's
+ * force-quiescent-state IPIs on a busy machine, kernel/rcu/tree.c:
+ * rcu_implicit_dynticks_qs()), and what is left is divided by the
+ * device's opens. A revalidation per open, one IPI to each other CPU,
+ * is thousands a second beyond it.
  */
 TEST_F(mod, unprivileged_open_loop_ipis)
 {
 	int cpus[CPU_SETSIZE], ncpus, status;
 	uint64_t idle0, idle1, held0, held1, cal0, cal1, nul0, nul1;
-	double idle_rate, held_rate, loop_rate, nul_rate, per_open, nul_per_open;
+	double idle_rate, held_rate, loop_rate, nul_rate, base_rate, per_open;
 	const double secs = 2;
 	int64_t opens, nul_opens;
 	pid_t pid;
@@ -356,12 +362,12 @@ TEST_F(mod, unprivileged_open_loop_ipis)
 	held_rate = (held1 - held0) / secs;
 	loop_rate = (cal1 - cal0) / secs;
 	nul_rate = (nul1 - nul0) / secs;
-	per_open = (loop_rate - held_rate) * secs / opens;
-	nul_per_open = (nul_rate - held_rate) * secs / nul_opens;
-	TH_LOG("unprivileged open/close loop: %.0f opens/s, %.0f function-call IPIs/s, %.3f per open; /dev/null: %.0f opens/s, %.0f IPIs/s, %.3f per open; held open, as busy: %.0f/s; closed, idle: %.0f/s; %d CPUs",
-	       opens / secs, loop_rate, per_open, nul_opens / secs, nul_rate,
-	       nul_per_open, held_rate, idle_rate, ncpus);
-	EXPECT_GT(0.1, per_open - nul_per_open);
+	base_rate = nul_rate > held_rate ? nul_rate : held_rate;
+	per_open = (loop_rate - base_rate) * secs / opens;
+	TH_LOG("unprivileged open/close loop: %.0f opens/s, %.0f function-call IPIs/s; /dev/null's: %.0f opens/s, %.0f IPIs/s; held open, as busy: %.0f/s; closed, idle: %.0f/s; %.3f IPIs per open beyond the larger baseline; %d CPUs",
+	       opens / secs, loop_rate, nul_opens / secs, nul_rate, held_rate,
+	       idle_rate, per_open, ncpus);
+	EXPECT_GT(0.1, per_open);
 }
 
 /*
