@@ -20,9 +20,9 @@
  *
  * THE HELD CAP. What the threads handed over and the merger has not
  * taken (a tool that stopped calling perfclock_reader_deliver(): piped
- * into a paused pager) is counted in r->held. At the cap (the queue's
- * held_cap_bytes) a thread skips its rounds whole: no horizon, no drain, no
- * hand-off, until the merger takes. Its rings fill and the kernel drops
+ * into a paused pager) is counted in r->held. At the cap (r->held_cap,
+ * the config's held_cap_bytes) a thread skips its rounds whole: no
+ * horizon, no drain, no hand-off, until the merger takes. Its rings fill and the kernel drops
  * and counts (PERF_RECORD_LOST, in the stats), as it does for any
  * reader that falls behind; the thread's last horizon stands, so no
  * record left in a ring lies below a limit the merger may use. What the
