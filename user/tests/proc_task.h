@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The tests' look at this process's threads in /proc/self/task: a
- * thread by its name (the library names its threads: pclk-rd<cpu>,
- * perfclock-mb).
+ * The tests' look at this process's threads in /proc/self/task: how
+ * many there are, and a thread by its name (the library names its
+ * threads: pclk-rd<cpu>, perfclock-mb).
  */
 #ifndef PERFCLOCK_TEST_PROC_TASK_H
 #define PERFCLOCK_TEST_PROC_TASK_H
@@ -12,6 +12,21 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
+
+/* This process's threads, or -1 if /proc/self/task cannot be read. */
+static inline int nr_threads(void)
+{
+	struct dirent *d;
+	DIR *dir = opendir("/proc/self/task");
+	int n = 0;
+
+	if (!dir)
+		return -1;
+	while ((d = readdir(dir)))
+		n += d->d_name[0] != '.';
+	closedir(dir);
+	return n;
+}
 
 /* The tid of this process's thread named name, or -1. */
 static inline pid_t thread_named(const char *name)

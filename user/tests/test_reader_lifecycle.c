@@ -22,6 +22,7 @@
 
 #include "libperfclock.h"
 #include "perfclock_reader.h"
+#include "proc_task.h"
 #include "tap.h"
 #include "test_reader.h"
 
@@ -31,20 +32,6 @@ static int count_fds(void)
 
 	for (fd = 0; fd < 1024; fd++)
 		n += fcntl(fd, F_GETFD) != -1;
-	return n;
-}
-
-static int nr_threads(void)
-{
-	struct dirent *d;
-	DIR *dir = opendir("/proc/self/task");
-	int n = 0;
-
-	if (!dir)
-		return -1;
-	while ((d = readdir(dir)))
-		n += d->d_name[0] != '.';
-	closedir(dir);
 	return n;
 }
 

@@ -182,6 +182,17 @@ static void bad_tracepoint(struct perfclock *clk)
 	perfclock_evring_close(er);
 }
 
+/* Every CPU's context switches, a sample each with its time, disabled. */
+static void switch_attr(struct perf_event_attr *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->type = PERF_TYPE_SOFTWARE;
+	a->config = PERF_COUNT_SW_CONTEXT_SWITCHES;
+	a->sample_type = PERF_SAMPLE_TIME;
+	a->sample_period = 1;
+	a->disabled = 1;
+}
+
 /*
  * Not allowed to open events on every CPU: EACCES (or EPERM), and the
  * log says why, with perf_event_paranoid's value and what it must be.
@@ -212,12 +223,7 @@ static void not_permitted(struct perfclock *clk)
 		close(pfd[0]);
 		if (setgid(65534) || setuid(65534))
 			_exit(10);
-		memset(&a, 0, sizeof(a));
-		a.type = PERF_TYPE_SOFTWARE;
-		a.config = PERF_COUNT_SW_CONTEXT_SWITCHES;
-		a.sample_type = PERF_SAMPLE_TIME;
-		a.sample_period = 1;
-		a.disabled = 1;
+		switch_attr(&a);
 		perfclock_evring_config_init(&cfg);
 		cfg.attrs = &a;
 		cfg.nr_attrs = 1;
@@ -262,12 +268,7 @@ static void silent_traps(struct perfclock *clk)
 	struct perf_event_attr a;
 	int first, second;
 
-	memset(&a, 0, sizeof(a));
-	a.type = PERF_TYPE_SOFTWARE;
-	a.config = PERF_COUNT_SW_CONTEXT_SWITCHES;
-	a.sample_type = PERF_SAMPLE_TIME;
-	a.sample_period = 1;
-	a.disabled = 1;
+	switch_attr(&a);
 	a.use_clockid = 1;
 	a.clockid = CLOCK_REALTIME;	/* the clock here is MONOTONIC */
 	perfclock_evring_config_init(&cfg);

@@ -43,21 +43,6 @@ static uint64_t now_ns(clockid_t id)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
-static int nr_threads(void)
-{
-	struct dirent *d;
-	DIR *dir = opendir("/proc/self/task");
-	int n = 0;
-
-	if (!dir)
-		return -1;
-	while ((d = readdir(dir)))
-		if (d->d_name[0] != '.')
-			n++;
-	closedir(dir);
-	return n;
-}
-
 static int info_of(struct perfclock *c, struct perfclock_clock_info *info)
 {
 	return c ? perfclock_get_info(c, info) : -EINVAL;
