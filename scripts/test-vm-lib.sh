@@ -3,12 +3,13 @@
 #
 # scripts/test-vm-lib.sh — the host-side decisions of scripts/vm-lib.sh,
 # as TAP lines for scripts/check.sh (section lint): when boot() may boot
-# a guest once more after a soft lockup, an int3 gone from the text, or
-# after it froze. The fixtures
+# a guest once more after a soft lockup, an int3 gone from the text, a
+# kernel #DB with impossible RFLAGS, or after it froze. The fixtures
 # are real reports (scripts/testdata/tcg-lockup-console.log: CI's stable
 # demo guest, the module loaded, CPU 0 in text_poke_bp_batch() waiting for
 # CPU 1; tcg-stale-jump-console.log: both CPUs on a just-patched jump;
-# tcg-stale-int3-console.log: an int3 trap on text without the int3);
+# tcg-stale-int3-console.log: an int3 trap on text without the int3;
+# tcg-bogus-debug-trap-console.log: a kernel #DB with impossible RFLAGS);
 # the variants are made from them here.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
@@ -94,6 +95,33 @@ verdict fail "another Oops" "$tmp/int3-gp" tcg_stale_int3
 
 verdict fail "a text-patching lockup is not an int3" "$fixture" tcg_stale_int3
 verdict fail "a clean console" "$tmp/empty" tcg_stale_int3
+
+# A single-step #DB in kernel mode with RFLAGS no CPU can hold (real
+# report: CI's DKMS 6.12 unstable guest, as CI printed it: the WARNING and
+# its first register dump from the console, the rest from the guest's
+# dmesg; the lines between, the task's RIP and flags among them, were not
+# printed).
+db=scripts/testdata/tcg-bogus-debug-trap-console.log
+verdict retry "a kernel single-step #DB with EFLAGS 4208a002, no perfclock frame" "$db" tcg_bogus_debug_trap
+
+sed 's/EFLAGS: 4208a002/EFLAGS: 00000002/' "$db" > "$tmp/db-flags"
+verdict fail "the same #DB with RFLAGS a CPU can hold" "$tmp/db-flags" tcg_bogus_debug_trap
+
+sed 's/EFLAGS: 4208a002/EFLAGS: 00000046/; s/RCX: 0000000000000000/&\n[    7.135590] RSP: 0018:ff45284a4001bc50 EFLAGS: 00000000/' "$db" > "$tmp/db-bit1"
+verdict retry "a dump with RFLAGS bit 1 clear" "$tmp/db-bit1" tcg_bogus_debug_trap
+
+sed 's/kernel_thread+0x6f\/0xa0/perfclock_timer_fn+0x21\/0x90 [perfclock]/' "$db" > "$tmp/db-ours"
+grep -q perfclock_timer_fn "$tmp/db-ours"
+verdict fail "the #DB with a perfclock frame" "$tmp/db-ours" tcg_bogus_debug_trap
+
+{ cat "$db"; echo '[    9.000000] BUG: kernel NULL pointer dereference, address: 0000000000000008'; } > "$tmp/db-more"
+verdict fail "the #DB and another kernel problem" "$tmp/db-more" tcg_bogus_debug_trap
+
+sed 's/exc_debug_kernel+0xca\/0x160/exc_int3+0x10\/0x60/' "$db" > "$tmp/db-other"
+verdict fail "another WARNING with impossible RFLAGS" "$tmp/db-other" tcg_bogus_debug_trap
+
+verdict fail "an int3 Oops is not a #DB" "$int3" tcg_bogus_debug_trap
+verdict fail "a clean console" "$tmp/empty" tcg_bogus_debug_trap
 
 # froze WANT NAME DIR: when a guest that timed out went silent as a whole.
 froze() {

@@ -99,6 +99,11 @@ kernel_label() {
 	fi
 }
 
+# KERNEL_PROBLEMS: an extended regular expression for the console lines
+# that say the guest's kernel reported a problem (vm.sh fails such a guest
+# with status 3).
+KERNEL_PROBLEMS='WARNING:|BUG:|Oops|general protection fault|Kernel panic|Call Trace:|UBSAN:|KASAN:|possible circular locking|INFO: task .* blocked|kmemleak:.*unreferenced|RCU stall|watchdog: BUG'
+
 # console_text CONSOLE_LOG: the log's printable text (a serial console
 # carries \r and stray control bytes).
 console_text() {
@@ -162,6 +167,34 @@ tcg_stale_int3() {
 	before=$(grep -m 1 'Code: ' <<< "$report" |
 		sed -n 's/^.*Code: .*\([0-9a-f][0-9a-f]\) <[0-9a-f][0-9a-f]>.*$/\1/p')
 	[ -n "$before" ] && [ "$before" != cc ]
+}
+
+# tcg_bogus_debug_trap CONSOLE_LOG: true if the console's one kernel
+# problem is a single-step #DB taken in kernel mode (the WARN_ON_ONCE(dr6 &
+# DR_STEP) of arch/x86/kernel/traps.c:exc_debug_kernel()) whose register
+# dump holds RFLAGS no x86 CPU can hold, with no perfclock frame. Bit 1 of
+# RFLAGS is always 1 and bits 3, 5, 15 and 22-63 are always 0 (Intel SDM
+# vol. 1, 3.4.3): a dump that breaks that shows the emulator's own state,
+# not a CPU's. The kernel sets no TF in kernel mode (its comment there
+# names QEMU's gdb stub as the known way to get this trap; our guests run
+# none). Seen once, in CI's DKMS 6.12 unstable guest, kthreadd in
+# copy_process() right after the module's load armed its kprobes
+# (EFLAGS 4208a002; scripts/testdata/tcg-bogus-debug-trap-console.log).
+# The guest lives on, so vm.sh fails it with status 3 (a kernel problem).
+tcg_bogus_debug_trap() {
+	local text report rest frames flags
+	text=$(console_text "$1")
+	report=$(sed -n '/WARNING: CPU: .* exc_debug_kernel+/,/end trace/p' <<< "$text")
+	[ -n "$report" ] || return 1
+	# Every other problem line: none may be left.
+	rest=$(sed '/WARNING: CPU: .* exc_debug_kernel+/,/end trace/d' <<< "$text")
+	! grep -aEq "$KERNEL_PROBLEMS" <<< "$rest" || return 1
+	frames=$(grep -E '[A-Za-z0-9_.]+\+0x[0-9a-f]+/0x[0-9a-f]+' <<< "$report")
+	! grep -q perfclock <<< "$frames" || return 1
+	while read -r flags; do
+		(( (0x$flags & ~0x3f7fd7) != 0 || (0x$flags & 2) == 0 )) && return 0
+	done < <(sed -n 's/^.* EFLAGS: \([0-9a-f]\{1,16\}\)$/\1/p' <<< "$report")
+	return 1
 }
 
 # serial_logs_quiet OUT SECONDS [NOW]: true if neither of the guest's
@@ -258,7 +291,9 @@ regime_append() {
 # tracepoint's static call was switched, and in the stable one on a
 # static branch just switched; 480 tracepoint open/close cycles with the
 # device open did not show it here. Or one that froze with nothing
-# reported (guest_froze above). The discarded run's results are not
+# reported (guest_froze above). Or one whose kernel went on after a
+# single-step #DB with impossible RFLAGS (tcg_bogus_debug_trap above),
+# the only problem on its console. The discarded run's results are not
 # counted; a TAP comment says what was seen. Anything else fails at once.
 # A guest gets GUEST_TRIES boots in all (default 3): one make check run
 # met a freeze and then a text-patching lockup in the same demo guest,
@@ -289,10 +324,15 @@ boot() {
 			--hold-events "$GUEST_HOLD_EVENTS" --timeout $(( ${GUEST_TIMEOUT:-900} + runs_for )) \
 			--boot-timeout "${BOOT_TIMEOUT:-300}" \
 			--silence-timeout "$silence" "$@" > "$out.tap" || st=$?
-		if [ "$st" -ne 2 ] || [ ! -f "$out/console.log" ] || [ "$try" -eq "$tries" ]; then
+		if [ ! -f "$out/console.log" ] || [ "$try" -eq "$tries" ]; then
 			break
 		fi
-		if ! grep -aqF 'perfclock-init: running the payload' "$out/console.log"; then
+		if [ "$st" -eq 3 ] && tcg_bogus_debug_trap "$out/console.log"; then
+			echo "# $regime guest ($out) took a kernel-mode single-step #DB with RFLAGS no CPU can hold, no perfclock frame (TCG; try $try of $tries): its $(grep -Ec '^(not )?ok' "$out.tap") results are discarded; the report:"
+			console_text "$out/console.log" | grep -a -m 3 -E 'WARNING: CPU: .* exc_debug_kernel|EFLAGS: |Comm: ' | sed 's/^/#   /'
+		elif [ "$st" -ne 2 ]; then
+			break
+		elif ! grep -aqF 'perfclock-init: running the payload' "$out/console.log"; then
 			echo "# $regime guest ($out) never reached the payload (try $try of $tries); console tail:"
 		elif tcg_patching_lockup "$out/console.log"; then
 			echo "# $regime guest ($out) panicked on a soft lockup in kernel text patching, no perfclock frame (TCG; try $try of $tries): its $(grep -Ec '^(not )?ok' "$out.tap") results are discarded; the lockup:"

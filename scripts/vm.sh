@@ -422,7 +422,7 @@ if [ "$status" -eq 2 ]; then
 	tr -d '\r' <"$console_log" | tail -n 30 | sed 's/^/vm.sh: console: /' >&2
 fi
 
-problems='WARNING:|BUG:|Oops|general protection fault|Kernel panic|Call Trace:|UBSAN:|KASAN:|possible circular locking|INFO: task .* blocked|kmemleak:.*unreferenced|RCU stall|watchdog: BUG'
+problems=$KERNEL_PROBLEMS
 if tr -d '\r' <"$console_log" | grep -aEq "$problems"; then
 	note "kernel problems in $console_log:"
 	tr -d '\r' <"$console_log" | grep -aE -B 2 -A 15 "$problems" |
