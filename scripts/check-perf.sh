@@ -118,6 +118,10 @@
 #                    (scripts/guest/perf-top.sh's PERFTOP_SCENARIOS)
 #   HOST_SECONDS     length of the host stall scenario (default 12)
 #   PERF_SKIP        space-separated steps to skip: guest overcommit host full
+#   PERF_STEPS       every (default): each step of the series built with
+#                    WERROR=1; kept: only the steps whose binaries the
+#                    checks run (the tarball, stock, the last of each
+#                    chain), the others one SKIP line (.ci/run's subset)
 #   PERF_PATCHES     the series' directory (default patches/perf)
 #   PERF_KVER        the guest's kernel series (default 6.12); empty: the
 #                    KDIR/KVER the Makefile passes (make check-perf KVER=6.1
