@@ -98,7 +98,18 @@ MODULE_PARM_DESC(horizon_skip_us,
 static bool horizon_expedited;
 module_param(horizon_expedited, bool, 0644);
 MODULE_PARM_DESC(horizon_expedited,
-		 "Keep the page's horizon fresh with expedited grace periods: younger, but IPIs every busy CPU each update period (default off)");
+		 "Keep the page's horizon fresh with expedited grace periods while a mapping made with CAP_PERFMON exists: younger, but IPIs every busy CPU each update period (default off)");
+
+/*
+ * What a user without CAP_PERFMON (or CAP_SYS_ADMIN) can make RCU do:
+ * the grace periods the module starts for such a caller's mapping or
+ * GET_HORIZON alone are at most one per this many ms, whatever
+ * horizon_gp_idle_ms says (a longer setting still applies). The costlier
+ * settings (horizon_gp_idle_ms below it, 0 included; horizon_expedited)
+ * are an administrator's choice for privileged tools: they apply while
+ * a mapping made with the capability exists (perfclock_gp_idle_ns()).
+ */
+#define PERFCLOCK_GP_IDLE_MS_UNPRIV	50
 
 /*
  * How far behind local_clock() the page's TSC conversion may read: the
@@ -207,6 +218,8 @@ static struct {
 	 * last file is closed.
 	 */
 	atomic_t maps;
+	/* Those of them mmap()ed with CAP_PERFMON (vm_private_data set). */
+	atomic_t priv_maps;
 	bool timer_on;
 	/*
 	 * The grace periods the module starts without CAP_PERFMON behind
@@ -943,10 +956,25 @@ static bool perfclock_gp_start(u64 now, u64 idle_ns, unsigned long *cookie)
 	return true;
 }
 
+/*
+ * The rate limit on the grace periods the module starts: the module
+ * parameter for a privileged caller (a mapping made with CAP_PERFMON
+ * exists), never under PERFCLOCK_GP_IDLE_MS_UNPRIV for anyone else.
+ */
+static u64 perfclock_gp_idle_ns(bool privileged)
+{
+	u64 ms = READ_ONCE(horizon_gp_idle_ms);
+
+	if (!privileged)
+		ms = max_t(u64, ms, PERFCLOCK_GP_IDLE_MS_UNPRIV);
+	return ms * NSEC_PER_MSEC;
+}
+
 /* Returns true if a sample was proven: a grace period has ended. */
 static bool perfclock_horizon_update(void)
 {
 	struct perfclock_horizon_sample s, proven;
+	bool privileged = atomic_read(&perfclock.priv_maps) > 0;
 	u64 now = ktime_get_ns(), idle_ns;
 	u32 gen, mask = PERFCLOCK_HORIZON_ALL;
 	unsigned int i, n;
@@ -966,8 +994,8 @@ static bool perfclock_horizon_update(void)
 	perfclock.npending = n;
 
 	perfclock_horizon_read(&s, mask, gen);
-	idle_ns = (u64)READ_ONCE(horizon_gp_idle_ms) * NSEC_PER_MSEC;
-	if (READ_ONCE(horizon_expedited)) {
+	idle_ns = perfclock_gp_idle_ns(privileged);
+	if (privileged && READ_ONCE(horizon_expedited)) {
 		s.cookie = start_poll_synchronize_rcu_expedited();
 		atomic64_inc(&perfclock.gp_requested);
 	} else if ((!idle_ns || now - perfclock.gp_progress_ns >= idle_ns) &&
@@ -1578,10 +1606,10 @@ efault:
  * proof", point 3). A caller with CAP_PERFMON (perfclock_perfmon_noaudit()) gets
  * one of its own, started now: fresh. Anyone else waits for the grace
  * periods the system runs anyway, and when none has ended for
- * horizon_gp_idle_ms, for one started under the module's one rate limit
- * (perfclock_gp_start()), whoever asks and how often. The horizon read
- * before this is as true either way; only the wait, hence its age at
- * return, differs: up to horizon_gp_idle_ms plus a poll interval longer.
+ * perfclock_gp_idle_ns(false), for one started under the module's one
+ * rate limit (perfclock_gp_start()), whoever asks and how often. The
+ * horizon read before this is as true either way; only the wait, hence
+ * its age at return, differs: up to that time plus a poll interval.
  * The waiter arms no timer: it polls its snapshot every jiffy (a timer
  * of its own, on its own CPU, while it waits), and the page's work wakes
  * it early when it proves a sample. Without a grace period of its own it
@@ -1613,7 +1641,7 @@ static int perfclock_horizon_wait(bool expedited)
 		if (ret)
 			return ret < 0 ? ret : 0;
 		now = ktime_get_ns();
-		idle_ns = (u64)READ_ONCE(horizon_gp_idle_ms) * NSEC_PER_MSEC;
+		idle_ns = perfclock_gp_idle_ns(false);
 		/* One started after the snapshot proves it too. */
 		if (now - t0 >= idle_ns)
 			perfclock_gp_start(now, idle_ns, &started);
@@ -1777,10 +1805,14 @@ static vm_fault_t perfclock_vm_fault(struct vm_fault *vmf)
 static void perfclock_vm_open(struct vm_area_struct *vma)
 {
 	atomic_inc(&perfclock.maps);
+	if (vma->vm_private_data)
+		atomic_inc(&perfclock.priv_maps);
 }
 
 static void perfclock_vm_close(struct vm_area_struct *vma)
 {
+	if (vma->vm_private_data)
+		atomic_dec(&perfclock.priv_maps);
 	atomic_dec(&perfclock.maps);
 }
 
@@ -1814,6 +1846,15 @@ static int perfclock_miscdev_mmap(struct file *file,
 	ret = vm_insert_page(vma, vma->vm_start, virt_to_page(perfclock.page));
 	if (ret)
 		return ret;
+	/*
+	 * Whether the mapping may run the costlier grace-period settings
+	 * (perfclock_gp_idle_ns()): decided by who made it, and kept by the
+	 * copies fork() and mremap() make of it (they copy the VMA).
+	 */
+	if (perfclock_perfmon_noaudit()) {
+		vma->vm_private_data = (void *)1UL;
+		atomic_inc(&perfclock.priv_maps);
+	}
 	atomic_inc(&perfclock.maps);
 	perfclock_arm();
 	return 0;

@@ -77,7 +77,12 @@
  *    hrtimer), its work item each period, and the grace periods that
  *    work starts (at most one per module parameter horizon_gp_idle_ms
  *    when the system runs none), until the last mapping is gone (munmap,
- *    exit). A mapping made while the timer was off is checked first,
+ *    exit). Only while a mapping made with CAP_PERFMON or CAP_SYS_ADMIN
+ *    exists do the costlier settings apply (horizon_expedited, and
+ *    horizon_gp_idle_ms under 50, 0 included); for mappings by anyone
+ *    else the module starts at most one grace period per
+ *    max(horizon_gp_idle_ms, 50 ms), never an expedited one. A mapping
+ *    made while the timer was off is checked first,
  *    before mmap() returns: the TSC conversion on the calling CPU, or on
  *    every online CPU (an IPI each) if the last such check is older than
  *    1 s for a caller with CAP_PERFMON or CAP_SYS_ADMIN, 60 s for anyone
@@ -88,12 +93,12 @@
  *    nothing.
  *  - GET_HORIZON without: waits (interruptibly) for the grace periods
  *    the system runs anyway, and when none has ended for
- *    horizon_gp_idle_ms, for one the module starts under the rate limit
- *    it keeps for the page: at most one per horizon_gp_idle_ms, for the
- *    page and every such caller together. Arms no timer (it polls its
- *    own snapshot every jiffy while it waits). Its horizon is as exact
- *    (read at the call, proven by a grace period after it); the wait is
- *    up to horizon_gp_idle_ms and a jiffy longer. EXPEDITED: EPERM.
+ *    max(horizon_gp_idle_ms, 50 ms), for one the module starts under the
+ *    rate limit it keeps for the page: at most one per that time, for
+ *    the page and every such caller together. Arms no timer (it polls
+ *    its own snapshot every jiffy while it waits). Its horizon is as
+ *    exact (read at the call, proven by a grace period after it); the
+ *    wait is up to that time and a jiffy longer. EXPEDITED: EPERM.
  * PERFCLOCK_INFO_UPDATES_ARMED says whether the timer runs, and
  * perfclock_info::revalidations and ::gp_requested count the costly
  * steps (PERFCLOCK_INFO_COUNTERS).

@@ -10,7 +10,9 @@
  *  - such callers ride on shared, rate-limited grace periods instead of
  *    one each, and get EPERM for an expedited one;
  *  - a mapping by them does not revalidate on every CPU (an IPI each)
- *    when a privileged one made within the minute would not either.
+ *    when a privileged one made within the minute would not either;
+ *  - nor does it run the costlier grace-period settings
+ *    (horizon_expedited, horizon_gp_idle_ms under 50 ms).
  * Observed through the page's update_count and GET_INFO's
  * PERFCLOCK_INFO_UPDATES_ARMED and counters; the first test needs none
  * of those and fails on a module that arms at open. Unprivileged means
@@ -30,6 +32,7 @@
 #include "perfclock_util.h"
 
 #define GP_IDLE_PARAM	"/sys/module/perfclock/parameters/horizon_gp_idle_ms"
+#define EXPEDITED_PARAM	"/sys/module/perfclock/parameters/horizon_expedited"
 #define NOBODY		65534
 #define STOP_WAIT_MS	5000
 
@@ -349,6 +352,98 @@ TEST(unprivileged_map_skips_full_revalidation)
 	EXPECT_EQ(r1 + 1, r2) TH_LOG("a privileged first mapping 1.2 s on did not revalidate");
 	pc_unmap(pg);
 	close(fd);
+}
+
+/*
+ * Grace periods the module asked for while a mapping of the page was
+ * held MAP_MS: made by root (priv) or by nobody, in a child. Returns
+ * the count, -1 if the child failed.
+ */
+#define MAP_MS	600
+static long gps_while_mapped(int fd, int priv, uint64_t *ms)
+{
+	uint64_t r, g0, g1, t0;
+	int status;
+	pid_t pid;
+
+	if (counters(fd, &r, &g0))
+		return -1;
+	t0 = now_ms();
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		const struct perfclock_page *pg;
+		int cfd;
+
+		if (!priv && drop_to_nobody())
+			_exit(10);
+		cfd = pc_open(O_RDONLY);
+		pg = cfd < 0 ? NULL : pc_map(cfd);
+		if (!pg)
+			_exit(11);
+		usleep(MAP_MS * 1000);
+		_exit(0);
+	}
+	if (waitpid(pid, &status, 0) != pid ||
+	    !WIFEXITED(status) || WEXITSTATUS(status))
+		return -1;
+	*ms = now_ms() - t0;
+	if (counters(fd, &r, &g1))
+		return -1;
+	return (long)(g1 - g0);
+}
+
+/*
+ * The costlier grace-period settings are for privileged tools: with
+ * horizon_expedited=1, and again with horizon_gp_idle_ms=0, a mapping by
+ * root makes the module ask for a grace period every update period,
+ * while one by nobody stays within one per 50 ms (the module's
+ * PERFCLOCK_GP_IDLE_MS_UNPRIV). Before, anyone who mapped the page got
+ * the root setting: the root run shows what that was.
+ */
+TEST(unprivileged_mapping_gets_no_costlier_grace_periods)
+{
+	static const char *const params[][3] = {
+		{ EXPEDITED_PARAM, "1", "horizon_expedited=1" },
+		{ GP_IDLE_PARAM, "0", "horizon_gp_idle_ms=0" },
+	};
+	char def[2][24];
+	long priv[2], unpriv[2];
+	uint64_t priv_ms[2], unpriv_ms[2];
+	int fd, i, n = 0;
+
+	if (geteuid())
+		SKIP(return, "needs root to set the parameters and drop to nobody");
+	fd = pc_open(O_RDONLY);
+	ASSERT_LE(0, fd);
+	for (i = 0; i < 2; i++) {
+		FILE *f = fopen(params[i][0], "r");
+
+		ASSERT_NE(NULL, f) TH_LOG("%s: no such parameter", params[i][0]);
+		ASSERT_NE(NULL, fgets(def[i], sizeof(def[i]), f));
+		fclose(f);
+	}
+	for (i = 0; i < 2; i++) {
+		n |= pc_write_file(params[i][0], params[i][1]);
+		priv[i] = gps_while_mapped(fd, 1, &priv_ms[i]);
+		unpriv[i] = gps_while_mapped(fd, 0, &unpriv_ms[i]);
+		n |= pc_write_file(params[i][0], def[i]);
+	}
+	close(fd);
+	ASSERT_EQ(0, n) TH_LOG("setting or restoring a parameter failed");
+	for (i = 0; i < 2; i++) {
+		long bound = (long)(unpriv_ms[i] / 50) + 3;
+
+		TH_LOG("%s: grace periods asked for while mapped: root %ld in %llu ms, nobody %ld in %llu ms (at most %ld)",
+		       params[i][2], priv[i], (unsigned long long)priv_ms[i],
+		       unpriv[i], (unsigned long long)unpriv_ms[i], bound);
+		ASSERT_LE(0, priv[i]);
+		ASSERT_LE(0, unpriv[i]);
+		/* Root's mapping runs the setting: else nothing is measured. */
+		EXPECT_LT(bound, priv[i]);
+		EXPECT_GE(bound, unpriv[i]);
+	}
 }
 
 TEST_HARNESS_MAIN

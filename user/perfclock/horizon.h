@@ -57,8 +57,9 @@ extern "C" {
  *    period (microseconds to a few milliseconds on an idle machine, tens
  *    of ms or more in an overcommitted VM): one of its own with
  *    CAP_PERFMON or CAP_SYS_ADMIN, else the system's next one or one the
- *    module starts at most every horizon_gp_idle_ms (default 50 ms) for
- *    all unprivileged callers together, so up to that much longer
+ *    module starts at most every horizon_gp_idle_ms (default 50 ms, never
+ *    under 50 ms for them) for all unprivileged callers together, so up
+ *    to that much longer
  *    ("WHO ARMS WHAT" in module/perfclock_ioctl.h).
  * Otherwise (no module and no membarrier horizon for this clock:
  * docs/library.md) an ESTIMATE, never exact: an exact read of the clock
