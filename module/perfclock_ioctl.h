@@ -44,8 +44,8 @@
  * Why: perf stamps and publishes a record inside one RCU read-side
  * critical section, and the module hands H out only after a grace
  * period that began after H was read. The proof with its kernel
- * citations, what it does not cover (PERF_RECORD_READ, deferred
- * callchains, AUX data, samples the PMU stamps, the NTP slope of the
+ * citations, what it does not cover (PERF_RECORD_READ, AUX data,
+ * samples the PMU stamps, the NTP slope of the
  * NTP-disciplined clocks, the window before a clock step is seen) and
  * what it rests on (a stable sched_clock is one clock; with a
  * paravirtual one, the host's promise): docs/horizon.md, "The proof".
