@@ -243,6 +243,7 @@ static struct {
 	bool reset_probe;		/* the reset probe is armed */
 	bool reset_probe_registered;
 	u32 reset_seq_seen;		/* reset_seq at the last check */
+	u64 switch_seen_ns;		/* ktime_get_ns() when it turned odd */
 	/* Bumped at __sched_clock_work()'s entry and return: odd between. */
 	atomic_t reset_seq;
 	struct irq_work reset_irq_work;	/* the entry's check, off int3 */
@@ -530,12 +531,46 @@ static bool perfclock_reset_probe_armed(void)
 {
 	return READ_ONCE(*perfclock_reset_kp.addr) == INT3_INSN_OPCODE;
 }
+
+static int perfclock_reset_return(struct kretprobe_instance *ri,
+				  struct pt_regs *regs);
+
+static struct kretprobe perfclock_reset_krp = {
+	.kp.symbol_name	= "__sched_clock_work",
+	.handler	= perfclock_reset_return,
+};
+
+/*
+ * A kretprobe that found no free instance at the entry counts it in
+ * nmissed (kernel/kprobes.c:pre_handler_kretprobe()) and will not run
+ * its handler for that call: the return's increment will never come.
+ */
+static bool perfclock_reset_return_missed(void)
+{
+	return READ_ONCE(perfclock_reset_krp.nmissed) != 0;
+}
 #else
 static bool perfclock_reset_probe_armed(void)
 {
 	return false;
 }
+
+static bool perfclock_reset_return_missed(void)
+{
+	return false;
+}
 #endif
+
+/*
+ * How long a sched_clock reset may stay under way before the module
+ * stops waiting for its return: __sched_clock_work() copies one CPU's
+ * clock data to every CPU, prints two lines and switches one static
+ * branch (cpus_read_lock(), a text_poke_bp() batch): milliseconds, or
+ * seconds behind a CPU hotplug operation. A return not seen by then is
+ * taken as lost, and perf_clock() horizons are refused until reload, as
+ * with no probe: GET_HORIZON's wait for the reset ends there.
+ */
+#define PERFCLOCK_RESET_RETURN_MAX_NS	(10 * NSEC_PER_SEC)
 
 #ifdef CONFIG_X86_TSC
 /*
@@ -559,9 +594,28 @@ static bool perfclock_switch_check(void)
 	if (seq != perfclock.reset_seq_seen) {
 		perfclock.reset_seq_seen = seq;
 		perfclock.clock_switch_pending = seq & 1;
-		if (!(seq & 1))
+		if (seq & 1)
+			perfclock.switch_seen_ns = ktime_get_ns();
+		else
 			perfclock.sched_clock_unstable = true;
 		bump = true;
+	}
+	/*
+	 * A reset whose return will not be seen: nothing can end the
+	 * pending state, so end perf_clock() horizons instead (every wait
+	 * for the reset stops at the refusal).
+	 */
+	if (perfclock.clock_switch_pending && !perfclock.perf_refused &&
+	    (perfclock_reset_return_missed() ||
+	     ktime_get_ns() - perfclock.switch_seen_ns >
+	     PERFCLOCK_RESET_RETURN_MAX_NS)) {
+		perfclock.perf_refused = true;
+		bump = true;
+		pr_warn("sched_clock reset under way for %llu ms with its return not seen (%s): perf_clock() horizons refused until reload\n",
+			div_u64(ktime_get_ns() - perfclock.switch_seen_ns,
+				NSEC_PER_MSEC),
+			perfclock_reset_return_missed() ? "kretprobe missed" :
+							  "timed out");
 	}
 	if (!perfclock.tsc_unstable_seen && check_tsc_unstable())
 		perfclock.tsc_unstable_seen = true;
@@ -649,11 +703,6 @@ static int perfclock_reset_return(struct kretprobe_instance *ri,
 	perfclock_reset_check();
 	return 0;
 }
-
-static struct kretprobe perfclock_reset_krp = {
-	.kp.symbol_name	= "__sched_clock_work",
-	.handler	= perfclock_reset_return,
-};
 
 /*
  * At load, before the device exists. The kprobe first: a kretprobe
@@ -1566,13 +1615,24 @@ static int perfclock_miscdev_release(struct inode *inode, struct file *file)
 
 static long perfclock_ioctl_get_time(struct perfclock_time __user *ut)
 {
-	u32 cpu, flags = 0;
+	u32 cpu, flags = 0, seq0, seq1;
 	u64 ns;
 
+	/*
+	 * A reset under way around the read (reset_seq odd before it, or
+	 * moved by after it) may have been read on either side: said. A
+	 * read the reset affected ran after the reset's text_poke_sync()
+	 * IPI on this CPU, so after the entry's increment (the proof before
+	 * perfclock_reset_entry()): the load after the read sees it.
+	 */
+	seq0 = atomic_read(&perfclock.reset_seq);
 	preempt_disable();
 	cpu = smp_processor_id();
 	ns = local_clock();
 	preempt_enable();
+	seq1 = atomic_read(&perfclock.reset_seq);
+	if ((seq0 & 1) || seq1 != seq0)
+		flags |= PERFCLOCK_TIME_RESET_PENDING;
 	/* Lockless: a flag that flips concurrently is as good as a read before it. */
 	if (READ_ONCE(perfclock.stable))
 		flags |= PERFCLOCK_TIME_STABLE;
@@ -1747,7 +1807,8 @@ static noinline_for_stack long perfclock_ioctl_get_info(void __user *uarg)
 	/* The reset probe's state as of now (a disarm is seen here). */
 	perfclock_epoch_check();
 	if (perfclock.reset_probe)
-		info.flags |= PERFCLOCK_INFO_SCHED_CLOCK_RESET_PROBE;
+		info.flags |= PERFCLOCK_INFO_SCHED_CLOCK_RESET_PROBE |
+			      PERFCLOCK_INFO_TIME_RESET_FLAG;
 	if (perfclock.perf_refused)
 		info.flags |= PERFCLOCK_INFO_PERF_HORIZON_REFUSED;
 	if (perfclock.stable)

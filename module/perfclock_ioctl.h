@@ -133,6 +133,14 @@
 /* struct perfclock_time::flags */
 /* sched_clock was known stable at the read: the value is causal across CPUs. */
 #define PERFCLOCK_TIME_STABLE	0x00000001U
+/*
+ * A run-time sched_clock reset was under way at the read (between the
+ * entry and the return of __sched_clock_work(), as the reset probe saw
+ * them): the value may be of the clock before the reset or after it,
+ * which can be lower, so it is no bound for a horizon. Set only by a
+ * module that says PERFCLOCK_INFO_TIME_RESET_FLAG.
+ */
+#define PERFCLOCK_TIME_RESET_PENDING	0x00000002U
 
 struct perfclock_time {
 	__u64 ns;	/* local_clock() in nanoseconds */
@@ -180,12 +188,19 @@ struct perfclock_time {
 #define PERFCLOCK_INFO_SCHED_CLOCK_RESET_PROBE	0x00000080U
 /*
  * The TSC was marked unstable at run time while the module had no
- * reset probe: sched_clock may have been reset unseen, so the module
- * hands out no perf_clock() horizon until it is reloaded
+ * reset probe, or a reset's end was not seen (its kretprobe missed it,
+ * or it was under way for 10 s): sched_clock may have been reset
+ * unseen, so the module hands out no perf_clock() horizon until it is
+ * reloaded
  * (PERFCLOCK_IOC_GET_HORIZON fails with EOPNOTSUPP; the page's
  * PERFCLOCK_PAGE_HORIZON_VALID stays clear). use_clockid horizons go on.
  */
 #define PERFCLOCK_INFO_PERF_HORIZON_REFUSED	0x00000100U
+/*
+ * GET_TIME sets PERFCLOCK_TIME_RESET_PENDING where it applies: while the
+ * reset probe is armed (PERFCLOCK_INFO_SCHED_CLOCK_RESET_PROBE).
+ */
+#define PERFCLOCK_INFO_TIME_RESET_FLAG		0x00000200U
 
 struct perfclock_info {
 	__u32 abi_version;	/* PERFCLOCK_ABI_VERSION */
@@ -279,7 +294,10 @@ struct perfclock_horizon {
  * CAP_PERFMON or CAP_SYS_ADMIN; else the system's or the module's
  * rate-limited ones (a longer wait, as exact); EPERM for
  * PERFCLOCK_HORIZON_EXPEDITED without either capability; EINTR-free:
- * a signal while it waits restarts the call (ERESTARTSYS).
+ * a signal while it waits restarts the call (ERESTARTSYS). For
+ * perf_clock() it first waits out a sched_clock reset under way (no
+ * horizon spans one), at most 10 s: then EOPNOTSUPP, as for
+ * PERFCLOCK_INFO_PERF_HORIZON_REFUSED.
  */
 #define PERFCLOCK_IOC_GET_HORIZON _IOWR(PERFCLOCK_IOC_MAGIC, 0x03, struct perfclock_horizon)
 

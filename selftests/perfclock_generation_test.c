@@ -26,7 +26,9 @@
  *    waits: meanwhile
  *    another thread calls GET_HORIZON on another CPU, and the CPU time
  *    it burns in those calls must stay a small part of the hold (the
- *    module used to spin there with irqs off for two ticks per try).
+ *    module used to spin there with irqs off for two ticks per try),
+ *    and a third calls GET_TIME there in a loop: the calls made while
+ *    the reset ran must carry PERFCLOCK_TIME_RESET_PENDING.
  *    Also run where sched_clock is native under a detected hypervisor
  *    (QEMU with the VMware backdoor and a "VMware" DMI serial: see
  *    scripts/check.sh), where the module cannot prove sched_clock stable
@@ -351,6 +353,40 @@ fail:
 }
 
 /*
+ * GET_TIME in a loop on another CPU than the mark's, from before the mark
+ * until a horizon of the new generation was seen: the calls made while
+ * the reset ran must say so (PERFCLOCK_TIME_RESET_PENDING). A value read
+ * then may be of the clock before the reset, above what the reset leaves
+ * that CPU at, and a per-CPU horizon made of it would hold records
+ * stamped after it.
+ */
+struct time_hammer {
+	int fd, cpu, stop, err;
+	uint64_t calls, flagged;
+};
+
+static void *time_hammer_fn(void *arg)
+{
+	struct time_hammer *t = arg;
+	struct perfclock_time pt;
+
+	if (pc_pin(t->cpu)) {
+		t->err = errno;
+		return NULL;
+	}
+	while (!__atomic_load_n(&t->stop, __ATOMIC_ACQUIRE)) {
+		if (pc_time(t->fd, &pt)) {
+			t->err = errno;
+			return NULL;
+		}
+		t->calls++;
+		if (pt.flags & PERFCLOCK_TIME_RESET_PENDING)
+			t->flagged++;
+	}
+	return NULL;
+}
+
+/*
  * Stop the caller once the reset is in the log (up to 2 s), and judge
  * what it saw while the reset was held off.
  */
@@ -391,7 +427,8 @@ TEST(sched_clock_turns_unstable)
 	struct timex tx = { .modes = 0 };
 	struct sched_param sp = { .sched_priority = 1 };
 	struct hold_caller hc = { .fallback = !!getenv("PERFCLOCK_RESET_FALLBACK") };
-	pthread_t thread;
+	struct time_hammer th = { 0 };
+	pthread_t thread, hammer;
 	uint64_t t, deadline, pns, max_new = 0, below_pre = 0, bad = 0;
 	uint64_t stamps = 0, worst_back = 0, t_mark, hold_ns;
 	uint32_t pgen;
@@ -452,6 +489,9 @@ TEST(sched_clock_turns_unstable)
 	hc.cpu = cpus[1];
 	hc.gen0 = pre.generation;
 	ASSERT_EQ(0, pthread_create(&thread, NULL, hold_caller_fn, &hc));
+	th.fd = fd;
+	th.cpu = cpus[1];
+	ASSERT_EQ(0, pthread_create(&hammer, NULL, time_hammer_fn, &th));
 	/* On its CPU before this one is taken. */
 	while (!__atomic_load_n(&hc.ready, __ATOMIC_ACQUIRE))
 		sched_yield();
@@ -474,6 +514,8 @@ TEST(sched_clock_turns_unstable)
 	sp.sched_priority = 0;
 	ASSERT_EQ(0, sched_setscheduler(0, SCHED_OTHER, &sp));
 	if (hc.fallback) {
+		__atomic_store_n(&th.stop, 1, __ATOMIC_RELEASE);
+		ASSERT_EQ(0, pthread_join(hammer, NULL));
 		hold_caller_join(_metadata, &hc, thread, hold_ns);
 		/* No probe: refused from the mark on, never a wait. */
 		EXPECT_FALSE(hc.flags & PERFCLOCK_INFO_SCHED_CLOCK_RESET_PROBE);
@@ -555,7 +597,19 @@ TEST(sched_clock_turns_unstable)
 		if (max_new && below_pre && stamps > 2000)
 			break;
 	}
+	__atomic_store_n(&th.stop, 1, __ATOMIC_RELEASE);
+	ASSERT_EQ(0, pthread_join(hammer, NULL));
 	hold_caller_join(_metadata, &hc, thread, hold_ns);
+	TH_LOG("GET_TIME on CPU %d: %llu calls, %llu of them during the reset",
+	       th.cpu, (unsigned long long)th.calls,
+	       (unsigned long long)th.flagged);
+	ASSERT_EQ(0, th.err) TH_LOG("GET_TIME: %s", strerror(th.err));
+	/*
+	 * The reset's text_poke_sync() IPIs run on that CPU inside the
+	 * window, so the loop runs there inside it too (under TCG's one
+	 * thread, the vCPU runs on after the IPI): at least one call.
+	 */
+	EXPECT_LT(0, th.flagged) TH_LOG("no GET_TIME said the reset was under way");
 	ASSERT_EQ(0, pc_info(fd, &info));
 	TH_LOG("%llu records after the mark, %llu below the held horizon (up to %llu ns), %llu below a new-generation horizon; generation %u -> %u",
 	       (unsigned long long)stamps, (unsigned long long)below_pre,

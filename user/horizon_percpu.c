@@ -132,7 +132,10 @@ static int module_gen(const struct perfclock *clk, uint32_t *gen)
  * GET_TIME: the module reads local_clock() and smp_processor_id() with
  * preemption disabled, on the CPU the read belongs to. The generation
  * is read around it: a change during the ioctl means the read may be of
- * either generation (-EAGAIN, the caller asks again).
+ * either generation (-EAGAIN, the caller asks again), and so does a read
+ * the module flags as made during a sched_clock reset (the generation
+ * moves at its entry and at its return, and a read between them may be
+ * of the clock before or after it).
  */
 static int module_ioctl(struct perfclock *clk, uint64_t *ns, uint32_t *cpu,
 			uint32_t *gen)
@@ -147,6 +150,9 @@ static int module_ioctl(struct perfclock *clk, uint64_t *ns, uint32_t *cpu,
 	memset(&t, 0, sizeof(t));
 	if (ioctl(clk->fd, PERFCLOCK_IOC_GET_TIME, &t))
 		return -errno;
+	/* Read during a sched_clock reset: of either clock, no bound. */
+	if (t.flags & PERFCLOCK_TIME_RESET_PENDING)
+		return -EAGAIN;
 	err = module_gen(clk, &g1);
 	if (err)
 		return err;

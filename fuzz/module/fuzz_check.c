@@ -88,7 +88,7 @@ void check_time(struct ctx *c, const struct perfclock_time *t)
 	int both_stable;
 	uint64_t allowed;
 
-	if (t->flags & ~PERFCLOCK_TIME_STABLE)
+	if (t->flags & ~(PERFCLOCK_TIME_STABLE | PERFCLOCK_TIME_RESET_PENDING))
 		violation(c, "perfclock_time.flags %#x has undefined bits", t->flags);
 	if (t->cpu >= (uint32_t)ncpus)
 		violation(c, "perfclock_time.cpu %u >= %ld CPUs", t->cpu, ncpus);
@@ -128,7 +128,8 @@ void check_info(struct ctx *c, const struct perfclock_info *in)
 			  PERFCLOCK_INFO_SCHED_CLOCK_PARAVIRT | PERFCLOCK_INFO_UPDATES_ARMED |
 			  PERFCLOCK_INFO_COUNTERS |
 			  PERFCLOCK_INFO_SCHED_CLOCK_RESET_PROBE |
-			  PERFCLOCK_INFO_PERF_HORIZON_REFUSED))
+			  PERFCLOCK_INFO_PERF_HORIZON_REFUSED |
+			  PERFCLOCK_INFO_TIME_RESET_FLAG))
 		violation(c, "info.flags %#x has undefined bits", in->flags);
 	if ((in->flags & PERFCLOCK_INFO_SCHED_CLOCK_STABLE) && in->skew_estimate_ns)
 		violation(c, "stable but skew_estimate_ns %" PRIu64, (uint64_t)in->skew_estimate_ns);

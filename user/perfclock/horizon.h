@@ -173,8 +173,8 @@ const char *perfclock_horizon_name(const struct perfclock_clock_info *info);
  * Errors: -EOPNOTSUPP: this clock has no per-CPU horizon (keep
  * perfclock_horizon(); CLOCK_REALTIME, CLOCK_TAI, perf's page on a CPU
  * without rdtscp); -EAGAIN: the read could not be tied to one CPU
- * (the module's generation moved during it, the page stayed busy): try
- * again; -ESTALE: the horizons restarted (the module's generation moved
+ * (the module's generation moved during it, the page stayed busy, a
+ * sched_clock reset was under way): try again; -ESTALE: the horizons restarted (the module's generation moved
  * since this clock's first per-CPU horizon: sched_clock turned unstable)
  * and this caller cannot follow: perfclock_horizon_cpu_gen(); -EINVAL.
  * Thread-safe. Successive values for one CPU do not go down within a
