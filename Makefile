@@ -19,7 +19,7 @@
 #                        for one kernel, else every kernel with headers)
 #   make dkms-remove     remove it from DKMS
 #   make deb             the Debian packages in build/dkms/: perfclock-dkms
-#                        (dh_dkms), libperfclock0.2, libperfclock-dev, and
+#                        (dh_dkms), libperfclock0, libperfclock-dev, and
 #                        lintian on them (make dkms-deb: the same);
 #                        installs missing packages
 #   make check-deb       the library's packages: contents, lintian, symbols,

@@ -36,11 +36,11 @@
 # dpkg-gensymbols counts a symbol as lost only when the package is newer
 # than the symbol's version (Dpkg/Shlibs/Symbol.pm:mark_not_found_in_library),
 # so with a bare 0.2.0 a symbol gone from the 0.2.0 build itself would
-# pass. Dependencies come out as "libperfclock0.2 (>= 0.2.0~)", which 0.2.0
+# pass. Dependencies come out as "libperfclock0 (>= 0.2.0~)", which 0.2.0
 # satisfies.
 #
 # Baseline format: "#" comments, then
-#   soname libperfclock.so.0.2
+#   soname libperfclock.so.0
 #   node PERFCLOCK_0 0.2.0          (a version node, the release that added it)
 #   perfclock_close@PERFCLOCK_0     (one exported symbol a line)
 set -eu

@@ -8,15 +8,15 @@
 #   1. installs what is missing (scripts/deps.sh dkms-deb);
 #   2. builds every package (scripts/dkms.sh deb; DEB_DIR=DIR takes the
 #      ones already built there instead) and checks what each holds:
-#      libperfclock0.2 the soname's files only, libperfclock-dev the
+#      libperfclock0 the soname's files only, libperfclock-dev the
 #      headers, the .a, the .so link and libperfclock.pc;
 #   3. lintian, info and pedantic tags included: none (scripts/dkms.sh lint);
-#   4. the symbols file: libperfclock0.2's lists exactly the library's
+#   4. the symbols file: libperfclock0's lists exactly the library's
 #      exported symbol@NODE (scripts/abi-check.sh list), each with its
 #      minimum version; and dpkg-gensymbols -c4, run as dh_makeshlibs ran
 #      it on the built tree, fails for a symbols file made from a baseline
 #      with a symbol the library lost, or with a symbol in another node;
-#   5. installs libperfclock0.2 and libperfclock-dev on this host with
+#   5. installs libperfclock0 and libperfclock-dev on this host with
 #      dpkg -i; ldconfig's cache has the soname, pkg-config (no
 #      PKG_CONFIG_PATH) finds libperfclock at the package's version; a
 #      client (packaging/tests/client.c) built with nothing but

@@ -28,7 +28,7 @@
 #   6. the .deb: scripts/dkms.sh deb, dpkg -i (its postinst builds and
 #      installs through dkms), checks, dpkg --purge, and the same
 #      nothing-left checks;
-#   7. the library's packages that step 6 built with it (libperfclock0.2,
+#   7. the library's packages that step 6 built with it (libperfclock0,
 #      libperfclock-dev): scripts/check-deb.sh, see there.
 #
 # Environment: SERIES (default "6.1 6.12"; KVER=SERIES, as make check-dkms

@@ -117,7 +117,7 @@ group_pkgs() {
 	# liburcu selftests
 	debug) echo flex bison bc libelf-dev liburcu-dev ;;
 	# make check-dkms: dkms itself; dkms-deb: what builds the packages
-	# (perfclock-dkms, libperfclock0.2, libperfclock-dev), lints them
+	# (perfclock-dkms, libperfclock0, libperfclock-dev), lints them
 	# (lintian) and builds the client against the installed -dev (pkg-config)
 	dkms)  echo dkms ;;
 	# make check-clients: LinuxTracepoints' perf-collect built with cmake,

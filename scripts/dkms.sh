@@ -20,7 +20,7 @@
 #   deb [OUTDIR]       build every package of packaging/debian (default
 #                      OUTDIR: build/dkms): perfclock-dkms_VER_all.deb with
 #                      debhelper's dh_dkms (see below), the library's
-#                      libperfclock0.2 (named after its soname) and
+#                      libperfclock0 (named after its soname) and
 #                      libperfclock-dev, and their -dbgsym packages; prints
 #                      the .deb paths
 #   lint [OUTDIR]      lintian (with info and pedantic tags) on them; fails
