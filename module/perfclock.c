@@ -244,6 +244,7 @@ static struct {
 	bool reset_probe_registered;
 	u32 reset_seq_seen;		/* reset_seq at the last check */
 	u64 switch_seen_ns;		/* ktime_get_ns() when it turned odd */
+	unsigned long info_check_at;	/* jiffies of GET_INFO's last check */
 	/* Bumped at __sched_clock_work()'s entry and return: odd between. */
 	atomic_t reset_seq;
 	struct irq_work reset_irq_work;	/* the entry's check, off int3 */
@@ -1788,6 +1789,7 @@ static noinline_for_stack long perfclock_ioctl_get_info(void __user *uarg)
 {
 	struct perfclock_info info;
 	unsigned long flags;
+	bool privileged = perfclock_perfmon_noaudit();
 
 	memset(&info, 0, sizeof(info));
 	info.abi_version = PERFCLOCK_ABI_VERSION;
@@ -1804,8 +1806,19 @@ static noinline_for_stack long perfclock_ioctl_get_info(void __user *uarg)
 #endif
 
 	raw_spin_lock_irqsave(&perfclock.lock, flags);
-	/* The reset probe's state as of now (a disarm is seen here). */
-	perfclock_epoch_check();
+	/*
+	 * The reset probe's state as of now (a disarm is seen here). The
+	 * check reads the clocksource (ktime_get_snapshot()) under this
+	 * lock with irqs off, which the update timer's hard irq also takes:
+	 * on a slow clocksource (HPET, acpi_pm) a GET_INFO loop would hold
+	 * off irqs and delay the timer (timer_lateness_ns, hence the skew
+	 * estimate everyone sees). Callers without CAP_PERFMON share one
+	 * check per jiffy; they see the state as of that check.
+	 */
+	if (privileged || time_after(jiffies, perfclock.info_check_at)) {
+		perfclock.info_check_at = jiffies;
+		perfclock_epoch_check();
+	}
 	if (perfclock.reset_probe)
 		info.flags |= PERFCLOCK_INFO_SCHED_CLOCK_RESET_PROBE |
 			      PERFCLOCK_INFO_TIME_RESET_FLAG;

@@ -73,6 +73,9 @@
  * can make the machine do is part of the contract:
  *  - open(), GET_TIME, GET_INFO: nothing periodic. GET_TIME reads the
  *    clock on the calling CPU; no timer, no IPI, no grace period.
+ *    GET_INFO's check of the clocks (a clocksource read with irqs off)
+ *    runs at most once a jiffy for all callers without CAP_PERFMON or
+ *    CAP_SYS_ADMIN together; they get the state as of that check.
  *  - mmap() of the page arms the update timer (update_period_ns, a hard
  *    hrtimer), its work item each period, and the grace periods that
  *    work starts (at most one per module parameter horizon_gp_idle_ms
