@@ -124,6 +124,9 @@ log_clean "the access test"
 # need CPUs running at once.
 section "perfclock_clock_set_test"
 ./perfclock_clock_set_test || rc=1
+# The library's NTP slew label under a PLL offset and an adjtime() slew.
+section "perfclock_ntp_slew_test"
+./perfclock_ntp_slew_test || rc=1
 # The same sets through the library, on the module's horizons.
 section "libperfclock test_clock_set module"
 ./test_clock_set module || rc=1

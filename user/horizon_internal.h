@@ -177,7 +177,7 @@ void perfclock__horizon_percpu_info(const struct perfclock *clk,
  * REALTIME, TAI)? h less PERFCLOCK_NTP_SLOPE_MARGIN_NS for such a clock,
  * h for any other: step 3 of horizon.c's pipeline, before it publishes a
  * horizon; horizon_percpu.c where it returns H_c. _info() turns EXACT into
- * NTP_SLOPE and sets NTP_SLEW while an ADJ_TICK slew is on; the _name()
+ * NTP_SLOPE and sets NTP_SLEW while the kernel slews; the _name()
  * calls name those (NULL: not theirs to name).
  */
 int perfclock__ntp_disciplined(const struct perfclock *clk);
@@ -189,11 +189,16 @@ const char *
 perfclock__ntp_slope_cpu_name(const struct perfclock_clock_info *info);
 /*
  * An ADJ_TICK slew: adjtimex()'s tick against the nominal USER_TICK_USEC
- * of user_hz (sysconf(_SC_CLK_TCK)), 0 if either is unknown; and the
- * process's cached reading (one adjtimex(), modes 0, at most every
- * 100 ms). The test hook injects a tick (0: the kernel's again).
+ * of user_hz (sysconf(_SC_CLK_TCK)), 0 if either is unknown. Any slew
+ * (ntp_slope.c says which): tx from adjtimex() (modes 0), adjtime_left
+ * its ADJ_OFFSET_SS_READ offset. And the process's cached reading (two
+ * adjtimex() calls, at most every 100 ms). The test hook injects a tick
+ * (0: the kernel's again).
  */
+struct timex;
 int perfclock__ntp_tick_slewing(long tick, long user_hz);
+int perfclock__ntp_timex_slewing(const struct timex *tx, long adjtime_left,
+				 long user_hz);
 int perfclock__ntp_slewing(void);
 void perfclock__ntp_slope_test_set_tick(long tick);
 

@@ -22,9 +22,23 @@
  * c - c_r being as long as the timekeeping CPU is stalled), and the
  * horizons the library would call exact are reported "exact except the
  * NTP slope" instead (PERFCLOCK_CLOCK_HORIZON_NTP_SLOPE, EXACT clear).
- * While adjtimex() reports a tick other than the nominal one, an ADJ_TICK
- * slew is on (|dmult|/mult up to 10%, measured B up to 2.8 ms in a VM):
- * PERFCLOCK_CLOCK_HORIZON_NTP_SLEW labels the horizons an estimate.
+ * While adjtimex() reports a slew, |dmult| is no longer the timekeeper's
+ * own dither of a unit or so (ADJ_TICK: up to 10% of mult, measured B up
+ * to 2.8 ms in a VM), and nothing bounds B from what user space can
+ * read: PERFCLOCK_CLOCK_HORIZON_NTP_SLEW labels the horizons an estimate.
+ * A slew is any of (kernel/time/ntp.c, 6.1 and 6.12):
+ *  - a tick other than the nominal one (ADJ_TICK);
+ *  - a kernel PLL offset still being applied: second_overflow() adds a
+ *    part of time_offset to the tick length every second until it is
+ *    used up (timex offset nonzero; it can be set only with STA_PLL);
+ *  - an adjtime() slew under way (time_adjust, applied at 500 ppm by
+ *    second_overflow(); read with ADJ_OFFSET_SS_READ, which needs no
+ *    privilege and changes nothing);
+ *  - PPS discipline asked for (STA_PPSFREQ or STA_PPSTIME): with
+ *    CONFIG_NTP_PPS the PPS signal steers the frequency and phase.
+ * A frequency set once (ADJ_FREQUENCY, chrony's way) changes mult once,
+ * at the next tick; that step is the slope term the margin stands for,
+ * not a slew.
  *
  * The slew is checked only when a caller asks what the horizon is
  * (perfclock_get_info(), the *_name() calls), at most once every
@@ -83,18 +97,28 @@ int perfclock__ntp_tick_slewing(long tick, long user_hz)
 	return tick != (1000000L + user_hz / 2) / user_hz;
 }
 
-/* The kernel's tick now (or the injected one); 0 if it cannot be read. */
-static long tick_now(void)
+int perfclock__ntp_timex_slewing(const struct timex *tx, long adjtime_left,
+				 long user_hz)
 {
-	struct timex tx = { .modes = 0 };
+	return perfclock__ntp_tick_slewing(tx->tick, user_hz) ||
+	       tx->offset != 0 || adjtime_left != 0 ||
+	       (tx->status & (STA_PPSFREQ | STA_PPSTIME));
+}
+
+/* Is the kernel slewing now (or the injected tick)? 0 if it cannot say. */
+static int kernel_slewing(void)
+{
+	struct timex tx = { .modes = 0 }, ss = { .modes = ADJ_OFFSET_SS_READ };
 	long t = __atomic_load_n(&test_tick, __ATOMIC_RELAXED);
 
 	if (t)
-		return t;
-	/* A seccomp filter may refuse it: then no claim (0). */
+		return perfclock__ntp_tick_slewing(t, sysconf(_SC_CLK_TCK));
+	/* A seccomp filter may refuse them: then no claim (0). */
 	if (adjtimex(&tx) < 0)
 		return 0;
-	return tx.tick;
+	if (adjtimex(&ss) < 0)
+		ss.offset = 0;
+	return perfclock__ntp_timex_slewing(&tx, ss.offset, sysconf(_SC_CLK_TCK));
 }
 
 int perfclock__ntp_slewing(void)
@@ -109,7 +133,7 @@ int perfclock__ntp_slewing(void)
 	if (when && now - when < SLEW_RECHECK_NS &&
 	    !__atomic_load_n(&test_tick, __ATOMIC_RELAXED))
 		return __atomic_load_n(&slew_on, __ATOMIC_RELAXED);
-	on = perfclock__ntp_tick_slewing(tick_now(), sysconf(_SC_CLK_TCK));
+	on = kernel_slewing();
 	__atomic_store_n(&slew_on, on, __ATOMIC_RELAXED);
 	__atomic_store_n(&slew_when, now ? now : 1, __ATOMIC_RELAXED);
 	return on;
@@ -143,12 +167,12 @@ const char *perfclock__ntp_slope_name(const struct perfclock_clock_info *info)
 	if (!(info->flags & PERFCLOCK_CLOCK_HORIZON_NTP_SLOPE))
 		return NULL;
 	if (info->flags & PERFCLOCK_CLOCK_HORIZON_MEMBARRIER)
-		return slew ? "estimate: ADJ_TICK slew (membarrier)" :
+		return slew ? "estimate: NTP slew (membarrier)" :
 			      "exact except NTP slope (membarrier)";
 	if (info->flags & PERFCLOCK_CLOCK_HORIZON_PAGE)
-		return slew ? "estimate: ADJ_TICK slew (module page)" :
+		return slew ? "estimate: NTP slew (module page)" :
 			      "exact except NTP slope (module page)";
-	return slew ? "estimate: ADJ_TICK slew (module ioctl)" :
+	return slew ? "estimate: NTP slew (module ioctl)" :
 		      "exact except NTP slope (module ioctl)";
 }
 
@@ -165,6 +189,6 @@ perfclock__ntp_slope_cpu_name(const struct perfclock_clock_info *info)
 	    (info->clockid != CLOCK_MONOTONIC && info->clockid != CLOCK_BOOTTIME))
 		return NULL;
 	return (info->flags & PERFCLOCK_CLOCK_HORIZON_NTP_SLEW) ?
-	       "estimate per-CPU: ADJ_TICK slew (clock_gettime + getcpu)" :
+	       "estimate per-CPU: NTP slew (clock_gettime + getcpu)" :
 	       "exact except NTP slope, per-CPU (clock_gettime + getcpu)";
 }

@@ -193,9 +193,10 @@ enum perfclock_backend {
  */
 #define PERFCLOCK_CLOCK_HORIZON_NTP_SLOPE	(1U << 10)
 /*
- * An ADJ_TICK slew is on (adjtimex() reports a tick other than the
- * nominal): the horizons of an NTP-disciplined clock are then an
- * ESTIMATE outright, whatever HORIZON_NTP_SLOPE says; set for those
+ * The kernel slews the clock (adjtimex() reports a tick other than the
+ * nominal, a PLL offset still being applied, an adjtime() slew under
+ * way, or PPS discipline; 0.2.2 saw the tick only): the horizons of an
+ * NTP-disciplined clock are then an ESTIMATE outright, whatever HORIZON_NTP_SLOPE says; set for those
  * clocks only. Checked when info or a name is asked for
  * (perfclock_get_info(), the *_name() calls), at most every 100 ms per
  * process, never on the horizon paths. (0.2.2)

@@ -144,7 +144,7 @@ int perfclock_horizon_sync(struct perfclock *clk, uint32_t flags,
  * start: "exact (module page)", "exact (module ioctl)", "exact
  * (membarrier)" or "estimate"; with HORIZON_NTP_SLOPE "exact except NTP
  * slope (membarrier)" (module page, module ioctl), and with
- * HORIZON_NTP_SLEW too "estimate: ADJ_TICK slew (membarrier)" (...).
+ * HORIZON_NTP_SLEW too "estimate: NTP slew (membarrier)" (...).
  * A static string. (PERFCLOCK_0.2.1; NTP names 0.2.2)
  */
 const char *perfclock_horizon_name(const struct perfclock_clock_info *info);
@@ -199,7 +199,7 @@ int perfclock_horizon_cpu_gen(struct perfclock *clk, uint64_t *ns,
  * (clock_gettime + getcpu)" (CLOCK_MONOTONIC_RAW), "exact except NTP
  * slope, per-CPU (clock_gettime + getcpu)" (CLOCK_MONOTONIC,
  * CLOCK_BOOTTIME: PERFCLOCK_CLOCK_HORIZON_NTP_SLOPE), "estimate per-CPU:
- * ADJ_TICK slew (clock_gettime + getcpu)" (the same during a slew),
+ * NTP slew (clock_gettime + getcpu)" (the same during a slew),
  * "exact per-CPU (perf page, rdtscp)", or "none"
  * (PERFCLOCK_CLOCK_HORIZON_PERCPU clear). perfclock_horizon_name() goes
  * on naming perfclock_horizon()'s. A static string.

@@ -88,7 +88,7 @@ static void test_choice(void)
 		c = perfclock_open_clockid(ids[i].id);
 		ok = info_of(c, &info) == 0;
 		want = (info.flags & PERFCLOCK_CLOCK_HORIZON_NTP_SLEW) ?
-		       "estimate: ADJ_TICK slew (membarrier)" :
+		       "estimate: NTP slew (membarrier)" :
 		       "exact except NTP slope (membarrier)";
 		if (ids[i].exact == 2)
 			tap_ok(ok && (info.flags & PERFCLOCK_CLOCK_HORIZON_EXACT) &&

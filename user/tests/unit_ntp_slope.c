@@ -12,11 +12,13 @@
  *    code before it returned the read itself: above the first read, so
  *    this fails there whenever the two reads are closer than the margin,
  *    which the test counts); CLOCK_MONOTONIC_RAW's with no margin;
- *  - the ADJ_TICK slew: the classification with injected ticks, the
- *    library's reading of this kernel against adjtimex() read here, and
- *    an injected slew through the test hook reaching the flags and names.
- * Setting ADJ_TICK for real is left to the guest's slope.* tests
- * (selftests/perfclock_percpu_test.c): never on a shared host.
+ *  - the slews: the classification of ticks and of adjtimex() readings
+ *    (a PLL offset, an adjtime() slew, PPS), the library's reading of
+ *    this kernel against adjtimex() read here, and an injected tick
+ *    through the test hook reaching the flags and names.
+ * Slewing for real is left to the guests (selftests/perfclock_percpu_test.c:
+ * the slope.* tests with ADJ_TICK, ntp.pll_and_adjtime_are_slews):
+ * never on a shared host.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -40,14 +42,60 @@ static uint64_t now_ns(clockid_t id)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
-/* This kernel's slew, read here, independently of the library. */
+/*
+ * This kernel's slew, read here, independently of the library: a tick
+ * off nominal, a PLL offset left, an adjtime() slew left, PPS discipline.
+ */
 static int kernel_slewing(long *tick)
 {
-	struct timex tx = { .modes = 0 };
+	struct timex tx = { .modes = 0 }, ss = { .modes = ADJ_OFFSET_SS_READ };
 	long hz = sysconf(_SC_CLK_TCK);
 
 	*tick = adjtimex(&tx) < 0 ? 0 : tx.tick;
-	return *tick > 0 && hz > 0 && *tick != (1000000L + hz / 2) / hz;
+	if (*tick <= 0)
+		return 0;
+	if (adjtimex(&ss) < 0)
+		ss.offset = 0;
+	return (hz > 0 && *tick != (1000000L + hz / 2) / hz) || tx.offset ||
+	       ss.offset || (tx.status & (STA_PPSFREQ | STA_PPSTIME));
+}
+
+/* The other slews adjtimex() reports, on a nominal tick. */
+static void timex_cases(void)
+{
+	static const struct {
+		long offset, left;
+		int status, slew;
+		const char *what;
+	} t[] = {
+		{ 0, 0, 0, 0, "nothing" },
+		{ 0, 0, STA_PLL, 0, "the PLL on, no offset left" },
+		{ 500, 0, STA_PLL, 1, "a PLL offset being applied" },
+		{ -500, 0, STA_PLL | STA_NANO, 1, "a negative PLL offset" },
+		{ 0, 2000, 0, 1, "an adjtime() slew left" },
+		{ 0, -2000, 0, 1, "a negative adjtime() slew left" },
+		{ 0, 0, STA_PPSFREQ, 1, "PPS frequency discipline" },
+		{ 0, 0, STA_PPSTIME, 1, "PPS time discipline" },
+		{ 0, 0, STA_UNSYNC | STA_FREQHOLD, 0, "status bits that steer nothing" },
+	};
+	struct timex tx;
+	size_t i;
+	int bad = 0, got;
+
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		memset(&tx, 0, sizeof(tx));
+		tx.tick = 10000;
+		tx.offset = t[i].offset;
+		tx.status = t[i].status;
+		got = perfclock__ntp_timex_slewing(&tx, t[i].left, 100);
+		if (got != t[i].slew) {
+			tap_diag("ntp: %s: slewing %d, want %d", t[i].what, got,
+				 t[i].slew);
+			bad++;
+		}
+	}
+	tap_ok(!bad, "ntp: a PLL offset, an adjtime() slew and PPS discipline are slews, the rest is not (%zu cases)",
+	       i);
 }
 
 static void classify(void)
@@ -77,6 +125,7 @@ static void classify(void)
 		}
 	tap_ok(!bad, "ntp: a tick other than USER_TICK_USEC is an ADJ_TICK slew, unknowns are no claim (%zu cases)",
 	       i);
+	timex_cases();
 }
 
 /* Which clocks get which flags, on whatever backend this machine gives. */
@@ -98,7 +147,7 @@ static void flags(void)
 	size_t i;
 
 	tap_diag("ntp: adjtimex() tick %ld, USER_HZ %ld: %s", tick,
-		 sysconf(_SC_CLK_TCK), slew ? "an ADJ_TICK slew" : "nominal");
+		 sysconf(_SC_CLK_TCK), slew ? "slewing" : "nominal");
 	perfclock__ntp_slope_test_set_tick(0);
 	tap_ok(perfclock__ntp_slewing() == slew,
 	       "ntp: the library reads this kernel's slew as adjtimex() says (%s)",
@@ -210,7 +259,7 @@ static void slew(void)
 	       !strncmp(name, "estimate", 8) &&
 	       !strncmp(perfclock_clock_horizon_name(c), "estimate", 8) &&
 	       !strcmp(cpu_name,
-		       "estimate per-CPU: ADJ_TICK slew (clock_gettime + getcpu)") &&
+		       "estimate per-CPU: NTP slew (clock_gettime + getcpu)") &&
 	       !(raw.flags & PERFCLOCK_CLOCK_HORIZON_NTP_SLEW) &&
 	       !strcmp(perfclock_horizon_cpu_name(&raw),
 		       "exact per-CPU (clock_gettime + getcpu)"),
@@ -242,7 +291,7 @@ static void names(void)
 		{ PERFCLOCK_CLOCK_HORIZON_NTP_SLOPE |
 		  PERFCLOCK_CLOCK_HORIZON_NTP_SLEW |
 		  PERFCLOCK_CLOCK_HORIZON_MEMBARRIER,
-		  "estimate: ADJ_TICK slew (membarrier)" },
+		  "estimate: NTP slew (membarrier)" },
 		{ PERFCLOCK_CLOCK_HORIZON_NTP_SLEW, "estimate" },
 		{ PERFCLOCK_CLOCK_HORIZON_EXACT |
 		  PERFCLOCK_CLOCK_HORIZON_MEMBARRIER, "exact (membarrier)" },

@@ -118,7 +118,7 @@ static void clockid_kinds(void)
 		err = perfclock_get_info(c, &info);
 		want = !ok[i].ntp ? "exact per-CPU (clock_gettime + getcpu)" :
 		       (info.flags & PERFCLOCK_CLOCK_HORIZON_NTP_SLEW) ?
-		       "estimate per-CPU: ADJ_TICK slew (clock_gettime + getcpu)" :
+		       "estimate per-CPU: NTP slew (clock_gettime + getcpu)" :
 		       "exact except NTP slope, per-CPU (clock_gettime + getcpu)";
 		tap_ok(err == 0 &&
 		       (info.flags & PERFCLOCK_CLOCK_HORIZON_PERCPU) &&
