@@ -110,6 +110,13 @@ console_text() {
 	tr -cd '\11\12\40-\176' < "$1"
 }
 
+# report_frames REPORT: a kernel report's stack frames and RIP lines
+# ("func+0x1/0x2 [module]"), the lines that say where a CPU was: what the
+# recognisers below search for a perfclock frame.
+report_frames() {
+	grep -E '[A-Za-z0-9_.]+\+0x[0-9a-f]+/0x[0-9a-f]+' <<< "$1"
+}
+
 # tcg_patching_lockup CONSOLE_LOG: true if the guest panicked on a soft
 # lockup whose report (from the watchdog line to the panic) shows kernel
 # text patching and no perfclock frame. Only stack frames and RIP lines
@@ -134,7 +141,7 @@ tcg_patching_lockup() {
 	local report frames code
 	report=$(console_text "$1" |
 		sed -n '/watchdog: BUG: soft lockup/,/Kernel panic - not syncing: softlockup/p')
-	frames=$(grep -E '[A-Za-z0-9_.]+\+0x[0-9a-f]+/0x[0-9a-f]+' <<< "$report")
+	frames=$(report_frames "$report")
 	[ -n "$report" ] &&
 		grep -q 'Kernel panic - not syncing: softlockup' <<< "$report" &&
 		! grep -q perfclock <<< "$frames" || return 1
@@ -162,7 +169,7 @@ tcg_stale_int3() {
 	text=$(console_text "$1")
 	report=$(sed -n '/Oops: int3/,/end trace/p' <<< "$text")
 	[ -n "$report" ] && grep -q 'Kernel panic - not syncing' <<< "$text" || return 1
-	frames=$(grep -E '[A-Za-z0-9_.]+\+0x[0-9a-f]+/0x[0-9a-f]+' <<< "$report")
+	frames=$(report_frames "$report")
 	! grep -q perfclock <<< "$frames" || return 1
 	before=$(grep -m 1 'Code: ' <<< "$report" |
 		sed -n 's/^.*Code: .*\([0-9a-f][0-9a-f]\) <[0-9a-f][0-9a-f]>.*$/\1/p')
@@ -189,7 +196,7 @@ tcg_bogus_debug_trap() {
 	# Every other problem line: none may be left.
 	rest=$(sed '/WARNING: CPU: .* exc_debug_kernel+/,/end trace/d' <<< "$text")
 	! grep -aEq "$KERNEL_PROBLEMS" <<< "$rest" || return 1
-	frames=$(grep -E '[A-Za-z0-9_.]+\+0x[0-9a-f]+/0x[0-9a-f]+' <<< "$report")
+	frames=$(report_frames "$report")
 	! grep -q perfclock <<< "$frames" || return 1
 	while read -r flags; do
 		(( (0x$flags & ~0x3f7fd7) != 0 || (0x$flags & 2) == 0 )) && return 0
