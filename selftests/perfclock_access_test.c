@@ -90,6 +90,19 @@ static uint64_t update_count(int fd)
 	return n;
 }
 
+/* A module parameter's value as sysfs prints it (newline kept). */
+static int read_param(const char *path, char *buf, int size)
+{
+	FILE *f = fopen(path, "r");
+	int ok;
+
+	if (!f)
+		return -1;
+	ok = fgets(buf, size, f) != NULL;
+	fclose(f);
+	return ok ? 0 : -1;
+}
+
 static int drop_to_nobody(void)
 {
 	return setgroups(0, NULL) || setgid(NOBODY) || setuid(NOBODY);
@@ -252,7 +265,6 @@ TEST(unprivileged_horizon_shares_grace_periods)
 	int fd, i, pfd[2], status;
 	char def[24] = "";
 	ssize_t n;
-	FILE *f;
 	pid_t pid;
 
 	if (geteuid())
@@ -260,10 +272,7 @@ TEST(unprivileged_horizon_shares_grace_periods)
 	fd = pc_open(O_RDONLY);
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, counters(fd, &r0, &g0)) TH_LOG("the module has no counters");
-	f = fopen(GP_IDLE_PARAM, "r");
-	ASSERT_NE(NULL, f);
-	ASSERT_NE(NULL, fgets(def, sizeof(def), f));
-	fclose(f);
+	ASSERT_EQ(0, read_param(GP_IDLE_PARAM, def, sizeof(def)));
 	ASSERT_EQ(0, pc_write_file(GP_IDLE_PARAM, "1000"));
 
 	ASSERT_EQ(0, pipe(pfd));
@@ -418,11 +427,9 @@ TEST(unprivileged_mapping_gets_no_costlier_grace_periods)
 	fd = pc_open(O_RDONLY);
 	ASSERT_LE(0, fd);
 	for (i = 0; i < 2; i++) {
-		FILE *f = fopen(params[i][0], "r");
+		int err = read_param(params[i][0], def[i], sizeof(def[i]));
 
-		ASSERT_NE(NULL, f) TH_LOG("%s: no such parameter", params[i][0]);
-		ASSERT_NE(NULL, fgets(def[i], sizeof(def[i]), f));
-		fclose(f);
+		ASSERT_EQ(0, err) TH_LOG("%s: no such parameter", params[i][0]);
 	}
 	for (i = 0; i < 2; i++) {
 		n |= pc_write_file(params[i][0], params[i][1]);
