@@ -4,12 +4,14 @@
 # scripts/test-vm-lib.sh — the host-side decisions of scripts/vm-lib.sh,
 # as TAP lines for scripts/check.sh (section lint): when boot() may boot
 # a guest once more after a soft lockup, an int3 gone from the text, a
-# kernel #DB with impossible RFLAGS, or after it froze. The fixtures
+# kernel #DB with impossible RFLAGS, a kernel report before perfclock
+# was loaded, or after it froze. The fixtures
 # are real reports (scripts/testdata/tcg-lockup-console.log: CI's stable
 # demo guest, the module loaded, CPU 0 in text_poke_bp_batch() waiting for
 # CPU 1; tcg-stale-jump-console.log: both CPUs on a just-patched jump;
 # tcg-stale-int3-console.log: an int3 trap on text without the int3;
-# tcg-bogus-debug-trap-console.log: a kernel #DB with impossible RFLAGS);
+# tcg-bogus-debug-trap-console.log: a kernel #DB with impossible RFLAGS;
+# kernel-problem-at-boot-console.log: a report before perfclock loaded);
 # the variants are made from them here.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
@@ -158,3 +160,22 @@ mkguest "$tmp/noinit" 600
 echo 'Booting' > "$tmp/noinit/console.log"
 touch -d "@$((now - 600))" "$tmp/noinit/console.log"
 froze fail "never reached the payload (the boot retry's case, not this one)" "$tmp/noinit"
+
+# A kernel report before perfclock was loaded (real report: CI's
+# check-debug reset guest, the report's end as CI printed it, 0.8 s into
+# boot); the variants add what a guest prints after it.
+early=scripts/testdata/kernel-problem-at-boot-console.log
+verdict retry "a kernel report before the payload began" "$early" kernel_problem_before_payload
+
+{ cat "$early"; echo 'perfclock-init: running the payload'
+  echo '[   12.000000] perfclock: sched_clock stable, page fast path on'; } > "$tmp/early-then-ours"
+verdict retry "the same, the payload and the module after it" "$tmp/early-then-ours" kernel_problem_before_payload
+
+{ echo 'perfclock-init: running the payload'; cat "$early"; } > "$tmp/late"
+verdict fail "the same report after the payload began" "$tmp/late" kernel_problem_before_payload
+
+{ echo '[    9.000000] perfclock: sched_clock stable, page fast path on'; cat "$early"; } > "$tmp/late-module"
+verdict fail "the same report after the module's first message" "$tmp/late-module" kernel_problem_before_payload
+
+verdict fail "a #DB report after the module loaded" "$db" kernel_problem_before_payload
+verdict fail "a clean console" "$tmp/empty" kernel_problem_before_payload
