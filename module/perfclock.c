@@ -71,9 +71,19 @@ static_assert(offsetof(struct perfclock_horizon, reserved) == 32);
 static_assert(sizeof(struct perfclock_time) == 16);
 static_assert(sizeof(struct perfclock_info) == 72);
 
-static ushort mode = 0444;
+/*
+ * Root only by default, like /dev/cpu/N/msr and /dev/cpu_dma_latency: an
+ * open device lets its holder keep machine-wide work going (the page's
+ * hard timer and work item every update period, a revalidation IPI to
+ * every CPU, with an unstable sched_clock a write to every CPU's clock
+ * data), and it reveals local_clock() and the CPU a task runs on, a
+ * timing side channel. The administrator opens it up: mode=0444 on the
+ * command line, or the packaged udev rule (packaging/udev/60-perfclock.rules:
+ * root:perfclock 0640).
+ */
+static ushort mode = 0600;
 module_param(mode, ushort, 0444);
-MODULE_PARM_DESC(mode, "Permissions of /dev/perfclock, nonzero (default 0444)");
+MODULE_PARM_DESC(mode, "Permissions of /dev/perfclock, nonzero (default 0600)");
 
 static uint update_period_us = 1000;
 module_param(update_period_us, uint, 0444);
@@ -1525,7 +1535,7 @@ static bool perfclock_perfmon_noaudit(void)
  * The timer is about to start: nothing kept the page up to date while
  * it was off, so bring it up to date first. The full revalidation
  * brackets the clock on every online CPU, nohz_full and isolated ones
- * included, through an IPI each; with mode 0444 any user can arm in a
+ * included, through an IPI each; with mode=0444 any user can arm in a
  * loop (map and unmap), so it runs at most once per
  * PERFCLOCK_REVALIDATE_INTERVAL for a caller with CAP_PERFMON and once
  * per PERFCLOCK_REVALIDATE_INTERVAL_UNPRIV for anyone else. Within that,

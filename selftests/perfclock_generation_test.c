@@ -232,7 +232,7 @@ TEST(reset_probe_disarm_seen)
 		TH_LOG("a probe found disarmed once is not trusted again");
 	close(fd);
 
-	ASSERT_EQ(0, module_reload(""));
+	ASSERT_EQ(0, module_reload(PC_TEST_MODULE_PARAMS));
 	fd = pc_open(O_RDONLY);
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, pc_info(fd, &info));
@@ -551,7 +551,7 @@ TEST(sched_clock_turns_unstable)
 		pc_unmap(pg);
 		close(fd);
 		/* Until reload: then the switch is behind it. */
-		ASSERT_EQ(0, module_reload(""));
+		ASSERT_EQ(0, module_reload(PC_TEST_MODULE_PARAMS));
 		fd = pc_open(O_RDONLY);
 		ASSERT_LE(0, fd);
 		EXPECT_EQ(0, get_horizon(fd, PERFCLOCK_HORIZON_PERF_CLOCK, &h));

@@ -4,9 +4,11 @@
  * mapped and is clean after; bad parameters fail insmod cleanly; loading
  * again works. Needs the module file (PERFCLOCK_KO, default
  * /payload/perfclock.ko) and CAP_SYS_MODULE; it leaves the module loaded
- * with its default parameters, as it found it.
+ * with the parameters the payload gave it (PC_TEST_MODULE_PARAMS), as it
+ * found it; with none, its node must be root's alone.
  */
 #define _GNU_SOURCE
+#include <grp.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,14 +63,14 @@ FIXTURE_SETUP(mod)
 {
 	self->have_ko = !access(module_file(), R_OK);
 	if (self->have_ko && !module_loaded())
-		ASSERT_EQ(0, module_load(""));
+		ASSERT_EQ(0, module_load(PC_TEST_MODULE_PARAMS));
 }
 
-/* Whatever a test did, leave the module loaded with defaults. */
+/* Whatever a test did, leave the module loaded as the payload loaded it. */
 FIXTURE_TEARDOWN(mod)
 {
 	if (!module_loaded())
-		module_load("");
+		module_load(PC_TEST_MODULE_PARAMS);
 }
 
 TEST_F(mod, unload_refused_while_open)
@@ -115,7 +117,7 @@ TEST_F(mod, unload_then_reload)
 	EXPECT_EQ(-1, access(PC_DEVICE, F_OK));
 	EXPECT_EQ(ENOENT, errno);
 
-	ASSERT_EQ(0, module_load(""));
+	ASSERT_EQ(0, module_load(PC_TEST_MODULE_PARAMS));
 	fd = pc_open(O_RDONLY);
 	ASSERT_LE(0, fd) TH_LOG("open after reload: %s", strerror(errno));
 	EXPECT_EQ(0, pc_time(fd, &t));
@@ -140,7 +142,7 @@ TEST_F(mod, bad_parameters_rejected)
 		EXPECT_FALSE(module_loaded());
 		EXPECT_EQ(-1, access(PC_DEVICE, F_OK));
 	}
-	ASSERT_EQ(0, module_load(""));
+	ASSERT_EQ(0, module_load(PC_TEST_MODULE_PARAMS));
 }
 
 /* mode= sets the node's permissions; update_period_us= reaches the page. */
@@ -161,7 +163,7 @@ TEST_F(mod, parameters_apply)
 	EXPECT_EQ(5000000, info.update_period_ns);
 	close(fd);
 	ASSERT_EQ(0, module_unload());
-	ASSERT_EQ(0, module_load(""));
+	ASSERT_EQ(0, module_load(PC_TEST_MODULE_PARAMS));
 }
 
 /* A non-root user gets a read-only device when mode allows it, and no more. */
@@ -187,7 +189,7 @@ TEST_F(mod, unprivileged_access)
 	EXPECT_EQ(0, WEXITSTATUS(status));
 
 	ASSERT_EQ(0, module_unload());
-	ASSERT_EQ(0, module_load(""));
+	ASSERT_EQ(0, module_load(PC_TEST_MODULE_PARAMS));
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (pid == 0) {
@@ -205,6 +207,39 @@ TEST_F(mod, unprivileged_access)
 	}
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	EXPECT_EQ(0, WEXITSTATUS(status));
+}
+
+/*
+ * Loaded with no parameters, the node is root's alone (the module's default
+ * mode 0600): a user without the administrator's say cannot open it, so
+ * cannot keep the page's timer and revalidation IPIs going.
+ */
+TEST_F(mod, default_mode_is_root_only)
+{
+	struct stat st;
+	pid_t pid;
+	int status;
+
+	SKIP_WITHOUT_KO();
+	ASSERT_EQ(0, module_unload());
+	ASSERT_EQ(0, module_load(""));
+	ASSERT_EQ(0, stat(PC_DEVICE, &st));
+	EXPECT_EQ(0600, st.st_mode & 07777);
+	EXPECT_EQ(0, st.st_uid);
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		if (setgroups(0, NULL) || setgid(65534) || setuid(65534))
+			_exit(10);
+		if (pc_open(O_RDONLY) >= 0 || errno != EACCES)
+			_exit(1);
+		_exit(0);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+	ASSERT_EQ(0, module_unload());
+	ASSERT_EQ(0, module_load(PC_TEST_MODULE_PARAMS));
 }
 
 /* Function-call IPIs so far, summed over CPUs (/proc/interrupts "CAL:"). */

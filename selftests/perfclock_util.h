@@ -25,6 +25,15 @@
 
 #define PC_DEVICE	PERFCLOCK_DEVICE_PATH
 
+/*
+ * The parameters the guest payloads load the module with (selftests/run.sh
+ * and the other loaders under selftests/ and scripts/guest/): the module's
+ * own default mode is 0600, root only, and the tests' unprivileged users
+ * (nobody, uid 65534) must be able to open the device. A test that
+ * reloads the module loads it with these again.
+ */
+#define PC_TEST_MODULE_PARAMS	"mode=0444"
+
 static inline int pc_open(int flags)
 {
 	return open(PC_DEVICE, flags | O_CLOEXEC);

@@ -24,7 +24,10 @@ PERFCLOCK_EXPECT_BARE_LATE=1 PERFCLOCK_MB_SECONDS=${MB_SECONDS:-4} \
 section "perfclock_percpu_late_test (overcommitted, no module: CLOCK_MONOTONIC_RAW)"
 PERFCLOCK_EXPECT_BARE_LATE=1 PERFCLOCK_PERCPU_CLOCK=raw \
 	PERFCLOCK_PERCPU_SECONDS=${PERCPU_SECONDS:-1} ./perfclock_percpu_late_test || rc=1
-if ! insmod /payload/perfclock.ko; then
+# mode=0444: the tests' unprivileged users open the device (the module's
+# default, 0600, is root's alone); PC_TEST_MODULE_PARAMS in
+# selftests/perfclock_util.h, which the tests that reload it use.
+if ! insmod /payload/perfclock.ko mode=0444; then
 	result 1 "insmod perfclock.ko"
 	exit 1
 fi

@@ -51,6 +51,10 @@
 #define MREMAP_DONTUNMAP	4
 #endif
 
+/* The module's defaults (module/perfclock.c: mode, update_period_us). */
+#define DEFAULT_MODE		0600
+#define DEFAULT_PERIOD_US	1000
+
 #define MAXFD		12
 #define MAXMAP		12
 #define ARENA_SLOTS	16

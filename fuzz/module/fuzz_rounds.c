@@ -72,8 +72,8 @@ void unload_reload(struct ctx *c)
 	if (!expect(c, load_module(c, params), 0))
 		return;
 	if (!params[0]) {
-		period = 1000;
-		mode = 0444;
+		period = DEFAULT_PERIOD_US;
+		mode = DEFAULT_MODE;
 	}
 	CALL(c, "stat(%s) after load with \"%s\"", DEV, params);
 	if (stat(DEV, &st))

@@ -178,8 +178,8 @@ int main(int argc, char **argv)
 
 	/* Leave the module as a run.sh would expect it: loaded, default parameters. */
 	if (opt.ko && !violations && module_loaded() &&
-	    (read_long("/sys/module/perfclock/parameters/update_period_us") != 1000 ||
-	     read_long("/sys/module/perfclock/parameters/mode") != 0444)) {
+	    (read_long("/sys/module/perfclock/parameters/update_period_us") != DEFAULT_PERIOD_US ||
+	     read_long("/sys/module/perfclock/parameters/mode") != DEFAULT_MODE)) {
 		struct ctx c;
 
 		ctx_init(&c, "teardown", -1, 0);
