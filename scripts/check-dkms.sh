@@ -47,7 +47,7 @@
 # and the key pair dkms 3.0 creates to sign modules (/var/lib/dkms/mok.key,
 # mok.pub), which is dkms's own and shared by every DKMS module.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 top=$(pwd)
 
 FLAVOURS=${FLAVOURS:-cloud-amd64 amd64 rt-amd64}
@@ -68,6 +68,39 @@ log=$out/log
 . scripts/dpkg-lib.sh
 
 # Nothing of perfclock left in dkms, /usr/src or /lib/modules.
+# Debian leaves system groups behind on purge, by policy: the group the
+# test's install made goes here (had_group, step 3).
+remove_test_group() {
+	if [ "${had_group:-1}" = 0 ] && getent group perfclock >/dev/null; then
+		groupdel perfclock && echo "# removed the perfclock group the test's install created"
+	fi
+}
+
+# guest_udev ROOT: what a guest needs in ROOT (vm.sh --extra-root) to run
+# udev on the rule this host's install put in place: the host's udevadm
+# (systemd-udevd is a link to it) and the libraries it links, the
+# installed rule, and /etc/group and /etc/passwd with root, nobody, the
+# perfclock group as the install made it (its GID) and pcuser, its
+# member. scripts/guest/dkms.sh starts udevd after loading the module and
+# triggers it as scripts/dkms.sh install does, then checks the node's
+# owner and mode and who may open it.
+guest_udev() {
+	local root=$1 lib gid
+	mkdir -p "$root/bin" "$root/lib/systemd" "$root/lib/udev/rules.d" "$root/etc" "$root/run"
+	cp /bin/udevadm "$root/bin/udevadm"
+	ln -sf /bin/udevadm "$root/lib/systemd/systemd-udevd"
+	for lib in $(ldd /bin/udevadm | grep -o '/[^ ]*'); do
+		mkdir -p "$root$(dirname "$lib")"
+		cp -L "$lib" "$root$lib"
+	done
+	cp /lib/udev/rules.d/60-perfclock.rules "$root/lib/udev/rules.d/" 2>/dev/null
+	gid=$(getent group perfclock | cut -d: -f3)
+	printf 'root:x:0:\nnogroup:x:65534:\n%b' "${gid:+perfclock:x:$gid:pcuser\n}" > "$root/etc/group"
+	printf '%s\n' 'root:x:0:0:root:/root:/bin/sh' \
+		'nobody:x:65534:65534:nobody:/nonexistent:/bin/false' \
+		'pcuser:x:1000:65534:a member of perfclock:/nonexistent:/bin/false' > "$root/etc/passwd"
+}
+
 check_nothing_left() {	# $1 prefixes the descriptions
 	local left
 	check "$1: no /var/lib/dkms/$name" test ! -e /var/lib/dkms/perfclock
@@ -147,12 +180,19 @@ result $st "build: make -C selftests ($tests)"
 [ $st -eq 0 ] || finish
 
 # ---- 3. dkms add, build, install ------------------------------------------------
+# The perfclock group, made by scripts/dkms.sh install and by the
+# package: removed at the end if this test made it.
+had_group=0
+getent group perfclock >/dev/null && had_group=1
 t=$(date +%s)
 scripts/dkms.sh install "${kvers[@]}" >"$log/install.log" 2>&1
 st=$?
 [ $st -eq 0 ] || tail -n 40 "$log/install.log" | sed 's/^/# /'
 result $st "dkms: scripts/dkms.sh install (dkms add, build, install for ${kvers[*]}) in $(($(date +%s) - t))s"
 [ $st -eq 0 ] || { scripts/dkms.sh remove >/dev/null 2>&1; finish; }
+udev_rule=/lib/udev/rules.d/60-perfclock.rules
+check "dkms: the udev rule is installed at $udev_rule" cmp -s packaging/udev/60-perfclock.rules "$udev_rule"
+check "dkms: the perfclock group the rule names exists" getent group perfclock
 
 # The suffix of the kernel's own modules: Debian's 6.12 compresses them
 # (CONFIG_MODULE_COMPRESS_XZ, with CONFIG_MODULE_DECOMPRESS to load them),
@@ -201,6 +241,7 @@ for f in "${labels[@]}"; do
 	cp VERSION "$g/payload/VERSION"
 	cp "${kofile[$f]}" "$g/root/lib/modules/$k/updates/dkms/"
 	cp /lib/modules/"$k"/modules.* "$g/root/lib/modules/$k/"
+	guest_udev "$g/root"
 	for regime in $REGIMES; do
 		t=$(date +%s)
 		boot "$regime" "$g/$regime" --kernel "/boot/vmlinuz-$k" --payload "$g/payload" \
@@ -218,10 +259,11 @@ scripts/dkms.sh remove >"$log/remove.log" 2>&1
 st=$?
 [ $st -eq 0 ] || tail -n 20 "$log/remove.log" | sed 's/^/# /'
 result $st "dkms: scripts/dkms.sh remove (dkms remove $name/$version --all)"
+check "dkms remove: the udev rule is gone" test ! -e "$udev_rule"
 check_nothing_left "dkms remove"
 
 # ---- 6. the .deb ------------------------------------------------------------------
-[ "$DEB" != 0 ] || finish
+[ "$DEB" != 0 ] || { remove_test_group; finish; }
 # (it builds the library's packages too: step 7 tests those)
 debs=$(scripts/dkms.sh deb "$out" 2>"$log/deb-build.err")
 st=$?
@@ -236,8 +278,9 @@ for p in "usr/src/$name-$version/dkms.conf" "usr/src/$name-$version/Makefile" \
 	"usr/lib/sysusers.d/perfclock-dkms.conf"; do
 	check "deb: contains /$p" grep -q " \./$p\$" "$log/deb-contents.txt"
 done
-had_group=0
-getent group perfclock >/dev/null && had_group=1
+check "deb: its postinst tells a running udev to apply the rule" \
+	grep -q 'udevadm trigger --action=change --subsystem-match=misc --sysname-match=perfclock' \
+	<(dpkg-deb -I "$deb" postinst)
 dpkg_waiting -i "$deb" >"$log/deb-install.log" 2>&1
 st=$?
 [ $st -eq 0 ] || tail -n 30 "$log/deb-install.log" | sed 's/^/# /'
@@ -255,10 +298,7 @@ result $st "deb: dpkg --purge perfclock-dkms"
 check "deb: the package is gone" test -z "$(dpkg-query -W -f='${Status}' perfclock-dkms 2>/dev/null | grep -v not-installed)"
 check "deb: the udev rule is gone" test ! -e /lib/udev/rules.d/60-perfclock.rules
 check_nothing_left "dpkg --purge"
-# Debian leaves system groups behind on purge, by policy; this test made it.
-if [ "$had_group" = 0 ] && getent group perfclock >/dev/null; then
-	groupdel perfclock && echo "# removed the perfclock group the test's package created"
-fi
+remove_test_group
 
 # ---- 7. the library's packages ----------------------------------------------------
 # scripts/check-deb.sh (make check-deb) on the packages step 6 built:

@@ -13,9 +13,13 @@
 #                      dkms build + install for each KVER (default: every
 #                      kernel under /lib/modules that has its headers). A
 #                      perfclock/VER already known to dkms is removed first,
-#                      so the tree's current sources are what gets built.
-#   remove             dkms remove every perfclock version from every kernel
-#                      and delete the staged /usr/src/perfclock-* trees
+#                      so the tree's current sources are what gets built;
+#                      then the udev rule (/lib/udev/rules.d) and the
+#                      perfclock group, as the package installs them, and
+#                      a running udev told to apply the rule
+#   remove             dkms remove every perfclock version from every kernel,
+#                      delete the staged /usr/src/perfclock-* trees and the
+#                      udev rule (the group stays, as on a package purge)
 #   status             dkms status for perfclock
 #   deb [OUTDIR]       build every package of packaging/debian (default
 #                      OUTDIR: build/dkms): perfclock-dkms_VER_all.deb with
@@ -103,6 +107,47 @@ refuse_if_packaged() {
 	fi
 }
 
+# The udev rule and its group, as the perfclock-dkms package installs them
+# (packaging/debian/rules, perfclock-dkms.sysusers): the module's own
+# default mode is 0600, root only; the rule gives the "perfclock" group
+# read access (0640). Where the package keeps it, /lib/udev/rules.d: an
+# administrator's /etc/udev/rules.d/60-perfclock.rules still overrides it.
+udev_rule=/lib/udev/rules.d/60-perfclock.rules
+
+# A running udev applies the rule to a node that already exists (a module
+# loaded before this install) only when told: reload the rules, then a
+# "change" event for the device, and wait for it. Without udev (a
+# container, a guest without it) there is nothing to trigger: the rule
+# applies when udev next starts and the module is loaded.
+udev_apply() {
+	command -v udevadm >/dev/null && udevadm control --ping 2>/dev/null || {
+		say "udev is not running: the rule applies when it is and the module loads"
+		return 0
+	}
+	udevadm control --reload
+	udevadm trigger --action=change --subsystem-match=misc --sysname-match=perfclock
+	udevadm settle --timeout=10 || say "udevadm settle timed out"
+}
+
+install_udev() {
+	getent group "$name" >/dev/null || groupadd --system "$name"
+	install -D -m 0644 "$top/packaging/udev/60-perfclock.rules" "$udev_rule"
+	udev_apply
+}
+
+# A file at that path that is not a perfclock rule is left alone (the
+# package's own is never reached: refuse_if_packaged). The group stays,
+# as Debian leaves system groups on purge: files may still name it.
+remove_udev() {
+	[ -e "$udev_rule" ] || return 0
+	if grep -q 'KERNEL=="perfclock"' "$udev_rule"; then
+		rm -f "$udev_rule"
+		udev_apply
+	else
+		say "$udev_rule is not perfclock's rule: left alone"
+	fi
+}
+
 cmd_install() {
 	need_root install
 	need_dkms
@@ -123,6 +168,7 @@ cmd_install() {
 		dkms build -m "$name" -v "$version" -k "$k"
 		dkms install -m "$name" -v "$version" -k "$k"
 	done
+	install_udev
 }
 
 cmd_remove() {
@@ -140,6 +186,7 @@ cmd_remove() {
 	# dkms leaves an empty module directory when its last version goes.
 	rmdir "/var/lib/dkms/$name" 2>/dev/null || true
 	rm -rf /usr/src/"$name"-*
+	remove_udev
 }
 
 # The library's sources as user/Makefile's lib and install targets need

@@ -39,6 +39,40 @@ src_live=$(cat /sys/module/perfclock/srcversion 2>/dev/null)
 check "the loaded module is the file at $ko (srcversion $src_live)" \
 	test -n "$src_live" -a "$src_file" = "$src_live"
 
+# The node as the install leaves it. Loaded with no parameters and no
+# udev running, it is root's alone (the module's default mode, 0600).
+# Then udev, started only now, is told what scripts/dkms.sh install tells
+# a running udev (udev_apply()): the rule check-dkms.sh copied from the
+# host's install (/lib/udev/rules.d/60-perfclock.rules) must give the node
+# to the perfclock group the install made, 0640, and a user outside it
+# must be refused.
+node() { stat -c '%u:%g %a' /dev/perfclock 2>/dev/null; }
+check "with no udev, /dev/perfclock is root's alone: 0:0 600 (got $(node))" test "$(node)" = "0:0 600"
+gid=$(sed -n 's/^perfclock:x:\([0-9]*\):.*$/\1/p' /etc/group)
+if [ -x /lib/systemd/systemd-udevd ] && [ -f /lib/udev/rules.d/60-perfclock.rules ] && [ -n "$gid" ]; then
+	# Its log on stderr, not in the kernel's log that log_clean reads.
+	SYSTEMD_LOG_TARGET=console /lib/systemd/systemd-udevd --daemon >/tmp/udevd.log 2>&1
+	udevadm control --reload &&
+		udevadm trigger --action=change --subsystem-match=misc --sysname-match=perfclock &&
+		udevadm settle --timeout=60
+	check "udev applies the installed rule: root:perfclock 0640 (0:$gid 640; got $(node))" \
+		test "$(node)" = "0:$gid 640"
+	# Each as a user of its own, su's exit status telling which step
+	# failed: su working, /dev/null opened, then /dev/perfclock.
+	check "nobody, outside the perfclock group, is refused /dev/perfclock" \
+		su -s /bin/sh nobody -c 'exec 3</dev/null || exit 2; (exec 4</dev/perfclock) 2>/dev/null && exit 1; exit 0'
+	check "pcuser, in the perfclock group, opens /dev/perfclock" \
+		su -s /bin/sh pcuser -c 'exec 3</dev/null || exit 2; exec 4</dev/perfclock'
+	udevadm control --exit
+	sed 's/^/# udevd: /' /tmp/udevd.log
+else
+	result 1 "the guest has udevd, the installed rule and the perfclock group (check-dkms.sh guest_udev)"
+fi
+# The selftests run as in the other guests: opened up for their
+# unprivileged users (PC_TEST_MODULE_PARAMS, selftests/perfclock_util.h).
+check "modprobe -r perfclock, then modprobe perfclock mode=0444 for the selftests" \
+	sh -c 'modprobe -r perfclock && modprobe perfclock mode=0444'
+
 # The lifecycle test unloads and reloads the module from this file, with
 # finit_module() and no flags: a compressed one is unpacked first (the
 # same module: its srcversion is checked).
