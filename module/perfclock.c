@@ -453,13 +453,36 @@ static void perfclock_new_generation(void)
 	perfclock.horizon_proven_ns = 0;
 }
 
-/* The timekeeper's count of clock sets (perfclock_epoch_check()). */
-static unsigned int perfclock_clock_set_seq(void)
+/*
+ * What perfclock_epoch_check() judges clock sets by: the timekeeper's
+ * count of sets, then the offsets. Read by the caller before it takes
+ * perfclock.lock: the count comes with a clocksource read
+ * (kernel/time/timekeeping.c:ktime_get_snapshot()), microseconds on
+ * HPET or acpi_pm, which under the lock would hold off irqs on this CPU
+ * and the update timer's hard irq on any CPU, and any user who may open
+ * the device can ask for it in a loop (GET_HORIZON, GET_INFO). The
+ * offsets are read right after the count, as before, so that the window
+ * in which two sets (back, then forward again) can slip between them is
+ * what it was: two reads of the timekeeper, nothing between.
+ */
+struct perfclock_clock_sets {
+	unsigned int seq;		/* clock_was_set_seq */
+	ktime_t real, tai;		/* REALTIME, TAI - MONOTONIC */
+};
+
+/* Any context but NMI, with or without perfclock.lock. */
+static void perfclock_clock_sets_read(struct perfclock_clock_sets *cs)
 {
 	struct system_time_snapshot snap;
 
+	/*
+	 * The count first: a set after it and before the offsets shows in
+	 * the offsets now and in the count at the next check.
+	 */
 	ktime_get_snapshot(&snap);
-	return snap.clock_was_set_seq;
+	cs->seq = snap.clock_was_set_seq;
+	cs->real = ktime_mono_to_any(0, TK_OFFS_REAL);
+	cs->tai = ktime_mono_to_any(0, TK_OFFS_TAI);
 }
 
 static bool reset_probe = true;
@@ -655,35 +678,39 @@ static bool perfclock_switch_check(void)
 
 /*
  * Start a new generation if the clocks changed since the last check.
- * Any context but NMI; a clocksource read (ktime_get_snapshot()) and two
- * reads of the timekeeper's offsets.
+ * Any context but NMI; @cs read by perfclock_clock_sets_read() before the
+ * caller took the lock.
+ *
+ * Callers race to the lock, so @cs may be older than what the last
+ * check recorded. A smaller count than the recorded one means the
+ * recorded reads came after a set that @cs's did not see, so later than
+ * @cs's: they cover everything @cs could tell, and @cs is dropped (its
+ * sets part; the switch check still runs). With an equal count either
+ * may be the newer; applying the older one after the newer can only
+ * start a generation nothing needed (its offsets look like a set), never
+ * miss one. A caller that needs the sets up to a point in time (a
+ * horizon proven after its grace period) read @cs after that point, so
+ * whatever the lock holds covers it.
+ *
  * Returns true while no perf_clock() horizon may be read.
  */
-static bool perfclock_epoch_check(void)
+static bool perfclock_epoch_check(const struct perfclock_clock_sets *cs)
 {
-	unsigned int seq;
-	ktime_t real, tai;
-	bool bump;
+	bool bump = false;
 
 	lockdep_assert_held(&perfclock.lock);
 
-	/*
-	 * The count first: a set after it and before the offsets shows in
-	 * the offsets now and in the count at the next check.
-	 */
-	seq = perfclock_clock_set_seq();
-	real = ktime_mono_to_any(0, TK_OFFS_REAL);
-	tai = ktime_mono_to_any(0, TK_OFFS_TAI);
-	bump = seq - perfclock.set_seq > 1;
-	perfclock.set_seq = seq;
-
+	if ((int)(cs->seq - perfclock.set_seq) >= 0) {
+		bump = cs->seq - perfclock.set_seq > 1;
+		perfclock.set_seq = cs->seq;
+		if (ktime_before(cs->real, perfclock.offs_real) ||
+		    ktime_before(cs->tai, perfclock.offs_tai))
+			bump = true;
+		perfclock.offs_real = cs->real;
+		perfclock.offs_tai = cs->tai;
+	}
 	if (perfclock_switch_check())
 		bump = true;
-	if (ktime_before(real, perfclock.offs_real) ||
-	    ktime_before(tai, perfclock.offs_tai))
-		bump = true;
-	perfclock.offs_real = real;
-	perfclock.offs_tai = tai;
 	if (bump) {
 		perfclock_new_generation();
 		perfclock_publish();
@@ -694,10 +721,12 @@ static bool perfclock_epoch_check(void)
 /* The reset probe's checks, outside the probe's own context. */
 static void perfclock_reset_check(void)
 {
+	struct perfclock_clock_sets cs;
 	unsigned long flags;
 
+	perfclock_clock_sets_read(&cs);
 	raw_spin_lock_irqsave(&perfclock.lock, flags);
-	perfclock_epoch_check();
+	perfclock_epoch_check(&cs);
 	raw_spin_unlock_irqrestore(&perfclock.lock, flags);
 }
 
@@ -778,11 +807,13 @@ static void perfclock_reset_probe_unregister(void)
  */
 static int perfclock_horizon_begin(u32 *mask, u32 *gen)
 {
+	struct perfclock_clock_sets cs;
 	unsigned long flags;
 	int ret = 0;
 
+	perfclock_clock_sets_read(&cs);
 	raw_spin_lock_irqsave(&perfclock.lock, flags);
-	if (perfclock_epoch_check() && (*mask & PERFCLOCK_HORIZON_PERF_BIT)) {
+	if (perfclock_epoch_check(&cs) && (*mask & PERFCLOCK_HORIZON_PERF_BIT)) {
 		*mask &= ~PERFCLOCK_HORIZON_PERF_BIT;
 		if (!*mask)
 			ret = perfclock.perf_refused ? -EOPNOTSUPP : -EAGAIN;
@@ -940,11 +971,13 @@ static bool perfclock_horizon_proven(const struct perfclock_horizon_sample *s)
 {
 	struct perfclock_horizon_sample *h = &perfclock.horizon;
 	unsigned long flags, ids = s->clockids & PERFCLOCK_HORIZON_CLOCKID_MASK;
+	struct perfclock_clock_sets cs;
 	bool moved = false;
 	int id;
 
+	perfclock_clock_sets_read(&cs);
 	raw_spin_lock_irqsave(&perfclock.lock, flags);
-	if ((perfclock_epoch_check() && (s->clockids & PERFCLOCK_HORIZON_PERF_BIT)) ||
+	if ((perfclock_epoch_check(&cs) && (s->clockids & PERFCLOCK_HORIZON_PERF_BIT)) ||
 	    s->generation != perfclock.generation) {
 		raw_spin_unlock_irqrestore(&perfclock.lock, flags);
 		return false;
@@ -1394,12 +1427,14 @@ static enum hrtimer_restart perfclock_timer_fn(struct hrtimer *timer)
 {
 	ktime_t now = ktime_get();
 	s64 late = ktime_to_ns(ktime_sub(now, hrtimer_get_expires(timer)));
+	struct perfclock_clock_sets cs;
 	bool stop;
 
+	perfclock_clock_sets_read(&cs);
 	raw_spin_lock(&perfclock.lock);
 	perfclock_note_lateness(now, late);
 	/* A clock switch or set is seen here within one period. */
-	perfclock_epoch_check();
+	perfclock_epoch_check(&cs);
 	if (perfclock.tsc_valid && !perfclock_tsc_still_valid())
 		perfclock_invalidate();
 	else
@@ -1798,8 +1833,10 @@ static long perfclock_ioctl_get_horizon(struct perfclock_horizon __user *uh)
 static noinline_for_stack long perfclock_ioctl_get_info(void __user *uarg)
 {
 	struct perfclock_info info;
+	struct perfclock_clock_sets cs;
 	unsigned long flags;
 	bool privileged = perfclock_perfmon_noaudit();
+	bool check;
 
 	memset(&info, 0, sizeof(info));
 	info.abi_version = PERFCLOCK_ABI_VERSION;
@@ -1815,19 +1852,22 @@ static noinline_for_stack long perfclock_ioctl_get_info(void __user *uarg)
 		info.flags |= PERFCLOCK_INFO_SCHED_CLOCK_PARAVIRT;
 #endif
 
-	raw_spin_lock_irqsave(&perfclock.lock, flags);
 	/*
 	 * The reset probe's state as of now (a disarm is seen here). The
-	 * check reads the clocksource (ktime_get_snapshot()) under this
-	 * lock with irqs off, which the update timer's hard irq also takes:
-	 * on a slow clocksource (HPET, acpi_pm) a GET_INFO loop would hold
-	 * off irqs and delay the timer (timer_lateness_ns, hence the skew
-	 * estimate everyone sees). Callers without CAP_PERFMON share one
-	 * check per jiffy; they see the state as of that check.
+	 * check's clocksource read is outside the lock
+	 * (perfclock_clock_sets_read()), but still a clocksource read, and
+	 * the rest of the check runs under the lock with irqs off: callers
+	 * without CAP_PERFMON share one check per jiffy and see the state as
+	 * of that check. A few may race past the jiffy test at once; each
+	 * of them then checks, at most one per CPU.
 	 */
-	if (privileged || time_after(jiffies, perfclock.info_check_at)) {
-		perfclock.info_check_at = jiffies;
-		perfclock_epoch_check();
+	check = privileged || time_after(jiffies, READ_ONCE(perfclock.info_check_at));
+	if (check)
+		perfclock_clock_sets_read(&cs);
+	raw_spin_lock_irqsave(&perfclock.lock, flags);
+	if (check) {
+		WRITE_ONCE(perfclock.info_check_at, jiffies);
+		perfclock_epoch_check(&cs);
 	}
 	if (perfclock.reset_probe)
 		info.flags |= PERFCLOCK_INFO_SCHED_CLOCK_RESET_PROBE |
@@ -1962,6 +2002,7 @@ static struct miscdevice perfclock_misc = {
 
 static int __init perfclock_init(void)
 {
+	struct perfclock_clock_sets cs;
 	bool stable, tsc_valid;
 	unsigned long flags;
 	u64 skew_estimate;
@@ -1994,9 +2035,10 @@ static int __init perfclock_init(void)
 	perfclock.period = ns_to_ktime((u64)update_period_us * NSEC_PER_USEC);
 	perfclock.lateness_window = ktime_get();
 	perfclock.generation = 1;
-	perfclock.offs_real = ktime_mono_to_any(0, TK_OFFS_REAL);
-	perfclock.offs_tai = ktime_mono_to_any(0, TK_OFFS_TAI);
-	perfclock.set_seq = perfclock_clock_set_seq();
+	perfclock_clock_sets_read(&cs);
+	perfclock.offs_real = cs.real;
+	perfclock.offs_tai = cs.tai;
+	perfclock.set_seq = cs.seq;
 #ifdef CONFIG_X86_TSC
 	/*
 	 * Already unstable at load: sched_clock has switched, or never was

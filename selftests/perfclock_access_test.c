@@ -12,7 +12,10 @@
  *  - a mapping by them does not revalidate on every CPU (an IPI each)
  *    when a privileged one made within the minute would not either;
  *  - nor does it run the costlier grace-period settings
- *    (horizon_expedited, horizon_gp_idle_ms under 50 ms).
+ *    (horizon_expedited, horizon_gp_idle_ms under 50 ms);
+ *  - their GET_HORIZON and GET_INFO read the clocksource with irqs on
+ *    (not under the module's raw spinlock), and GET_INFO's at most once
+ *    a jiffy (seen by a kprobe on ktime_get_snapshot()).
  * Observed through the page's update_count and GET_INFO's
  * PERFCLOCK_INFO_UPDATES_ARMED and counters; the first test needs none
  * of those and fails on a module that arms at open. Unprivileged means
@@ -25,6 +28,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <time.h>
 
@@ -451,6 +455,180 @@ TEST(unprivileged_mapping_gets_no_costlier_grace_periods)
 		EXPECT_LT(bound, priv[i]);
 		EXPECT_GE(bound, unpriv[i]);
 	}
+}
+
+/*
+ * The module's clocksource reads, as a kprobe on ktime_get_snapshot() in
+ * one process sees them: how many in task context, and how many of those
+ * with irqs off (RFLAGS.IF clear in the probed registers). The tracefs
+ * kprobe event perfclock_access/snap, filtered on the process's pid.
+ */
+#define TRACEFS		"/sys/kernel/tracing"
+#define SNAP_EVENT	TRACEFS "/events/perfclock_access/snap"
+#define X86_EFLAGS_IF	0x200
+
+static int snap_probe_add(char *why, size_t len)
+{
+	int err;
+
+	pc_write_file(TRACEFS "/kprobe_events", "-:perfclock_access/snap");
+	err = pc_write_file(TRACEFS "/kprobe_events",
+			    "p:perfclock_access/snap ktime_get_snapshot flags=%flags:x64");
+	if (err)
+		snprintf(why, len, "a kprobe on ktime_get_snapshot with %%flags: %s",
+			 strerror(-err));
+	return err;
+}
+
+static int snap_probe_arm(pid_t pid)
+{
+	char filter[48];
+
+	snprintf(filter, sizeof(filter), "common_pid == %d", (int)pid);
+	return pc_write_file(SNAP_EVENT "/filter", filter) ||
+	       pc_write_file(TRACEFS "/trace", "") ||
+	       pc_write_file(SNAP_EVENT "/enable", "1");
+}
+
+/* Stop the probe and count its hits: 0, or -1 if the trace is unreadable. */
+static int snap_probe_collect(long *task, long *irqs_off)
+{
+	char line[512];
+	FILE *f;
+
+	pc_write_file(SNAP_EVENT "/enable", "0");
+	*task = *irqs_off = 0;
+	f = fopen(TRACEFS "/trace", "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		char ctx[16] = "";
+		unsigned long long flags;
+		const char *p, *q;
+
+		p = strstr(line, "] ");
+		q = strstr(line, " snap: ");
+		if (!p || !q || sscanf(p + 2, "%15s", ctx) != 1)
+			continue;
+		q = strstr(q, "flags=");
+		if (!q || sscanf(q + 6, "%llx", &flags) != 1)
+			continue;
+		/* A hard or soft irq that came in over the process: not its call. */
+		if (strpbrk(ctx, "hHsSzZ"))
+			continue;
+		(*task)++;
+		if (!(flags & X86_EFLAGS_IF))
+			(*irqs_off)++;
+	}
+	fclose(f);
+	return 0;
+}
+
+static void snap_probe_remove(void)
+{
+	pc_write_file(SNAP_EVENT "/enable", "0");
+	pc_write_file(TRACEFS "/kprobe_events", "-:perfclock_access/snap");
+}
+
+/*
+ * Run @what as nobody in a child, for @ms, the probe armed on it. Its
+ * calls in *calls, its ms in *took; the exit status (0: ran).
+ */
+enum { CALL_HORIZON, CALL_INFO };
+
+static int probed_as_nobody(int what, int ms, long *calls, long *took, long *task,
+			    long *irqs_off)
+{
+	int go[2], res[2], status;
+	long out[2] = { -1, -1 };
+	pid_t pid;
+	char c;
+
+	if (pipe(go) || pipe(res))
+		return -1;
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		uint64_t t0, n = 0;
+		int fd;
+
+		close(go[1]);
+		close(res[0]);
+		if (drop_to_nobody() || read(go[0], &c, 1) != 1)
+			_exit(10);
+		fd = pc_open(O_RDONLY);
+		if (fd < 0)
+			_exit(11);
+		t0 = now_ms();
+		while (now_ms() - t0 < (uint64_t)ms) {
+			struct perfclock_info info;
+
+			if (what == CALL_HORIZON ? get_horizon(fd, 0) : pc_info(fd, &info))
+				_exit(12);
+			n++;
+		}
+		out[0] = n;
+		out[1] = now_ms() - t0;
+		_exit(write(res[1], out, sizeof(out)) == sizeof(out) ? 0 : 13);
+	}
+	close(go[0]);
+	close(res[1]);
+	if (snap_probe_arm(pid) || write(go[1], "g", 1) != 1) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &status, 0);
+		return -1;
+	}
+	close(go[1]);
+	if (read(res[0], out, sizeof(out)) != sizeof(out))
+		out[0] = -1;
+	close(res[0]);
+	waitpid(pid, &status, 0);
+	if (snap_probe_collect(task, irqs_off) || out[0] < 0)
+		return -1;
+	*calls = out[0];
+	*took = out[1];
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/*
+ * An unprivileged caller must not be able to make the module read the
+ * clocksource with irqs off: on HPET or acpi_pm a read is microseconds,
+ * and under the module's raw spinlock it held off this CPU's irqs and
+ * the update timer's hard irq, inflating timer_lateness_ns and the skew
+ * estimate every estimate-mode tool subtracts. Its GET_HORIZONs read the
+ * clocksource before taking the lock (perfclock_clock_sets_read()), and
+ * so does GET_INFO, at most once a jiffy for such callers: a loop of
+ * GET_INFO for T ms gets at most T + 2 reads (HZ is at most 1000: T + 1
+ * jiffies begun, and the first call's). Before, each call read it, under the lock. The probe must
+ * see the module's reads at all (at least one), or nothing is measured.
+ */
+TEST(unprivileged_calls_read_the_clocksource_irqs_on)
+{
+	long calls[2], took[2], task[2], off[2];
+	char why[128];
+	int i, st[2];
+
+	if (geteuid())
+		SKIP(return, "needs root for kprobe events and to drop to nobody");
+	if (access(TRACEFS "/kprobe_events", W_OK))
+		SKIP(return, "no %s/kprobe_events: %s", TRACEFS, strerror(errno));
+	if (snap_probe_add(why, sizeof(why)))
+		SKIP(return, "%s", why);
+	st[0] = probed_as_nobody(CALL_HORIZON, 300, &calls[0], &took[0], &task[0], &off[0]);
+	st[1] = probed_as_nobody(CALL_INFO, 500, &calls[1], &took[1], &task[1], &off[1]);
+	snap_probe_remove();
+	for (i = 0; i < 2; i++) {
+		ASSERT_EQ(0, st[i]) TH_LOG("%s run: status %d (10 setuid, 11 open, 12 ioctl)",
+					   i ? "GET_INFO" : "GET_HORIZON", st[i]);
+		TH_LOG("%s as nobody: %ld calls in %ld ms, %ld clocksource reads, %ld with irqs off",
+		       i ? "GET_INFO" : "GET_HORIZON", calls[i], took[i], task[i], off[i]);
+		EXPECT_LT(0, task[i]);
+		EXPECT_EQ(0, off[i]);
+	}
+	/* Enough calls that one read each would break the bound. */
+	EXPECT_LT(2 * (took[1] + 1), calls[1]);
+	EXPECT_GE(took[1] + 2, task[1]);
 }
 
 TEST_HARNESS_MAIN
