@@ -10,6 +10,7 @@
 
 #include "horizon_internal.h"
 #include "clock_read.h"
+#include "timens.h"
 
 uint64_t perfclock__inflight_estimate(struct perfclock *clk)
 {
@@ -28,6 +29,14 @@ static int estimate_horizon(struct perfclock *clk, uint64_t *ns,
 
 	/* A REALTIME or TAI clock's sets: horizon_sets.c, the step above. */
 	(void)gen;
+	/*
+	 * The read is clock_gettime() less the cached offset: after a
+	 * setns() (kernel/time/namespace.c: timens_install()) that is the
+	 * old namespace's, and the horizon would be off by the difference
+	 * (timens.h: perfclock__timens_recheck()).
+	 */
+	if (clk->backend == PERFCLOCK_BACKEND_CLOCKID)
+		perfclock__timens_recheck_clock(clk->clockid);
 	err = perfclock_read(clk, &now);
 	if (err)
 		return err;

@@ -390,6 +390,17 @@ int perfclock_mb__horizon(struct perfclock_mb *mb, uint64_t *ns)
 	if (mb->skip_barrier)
 		return mb->read(mb->arg, ns);
 	if (thread_state(mb) == MB_STOPPED) {
+		/*
+		 * The helper reads the clock as soon as it starts, maybe
+		 * before perfclock_mb__sync() below rechecks: a setns()
+		 * since the offsets were read must be seen first, or it
+		 * proves a horizon off by the two namespaces' offsets'
+		 * difference, which latest (a max) keeps. Only here: while
+		 * the helper runs the process has two threads, and
+		 * kernel/time/namespace.c: timens_install() refuses setns()
+		 * to it (-EUSERS).
+		 */
+		perfclock__timens_recheck();
 		err = thread_start(mb);
 		if (err)
 			return err;

@@ -77,7 +77,7 @@ static int module_sync(struct perfclock *clk, uint32_t flags, uint64_t *ns,
 	 * offset; the library's reads after a setns() need the new one.
 	 */
 	if (clk->backend == PERFCLOCK_BACKEND_CLOCKID)
-		perfclock__timens_recheck();
+		perfclock__timens_recheck_clock(clk->clockid);
 	return horizon_ioctl(clk, (flags & PERFCLOCK_HORIZON_SYNC_EXPEDITED) ?
 			     PERFCLOCK_HORIZON_EXPEDITED : 0, ns, gen);
 }

@@ -212,6 +212,14 @@ static int clockid_getcpu(struct perfclock *clk, uint64_t *ns, uint32_t *cpu)
 	struct timespec ts;
 	int c;
 
+	/*
+	 * The read below gets the offset of the namespace we are in now
+	 * (kernel/time/posix-timers.c: posix_get_monotonic_timespec() ->
+	 * timens_add_monotonic()); a setns() since the offsets were read
+	 * would leave the old one to take off, and H_c wrong by the
+	 * difference (timens.h: perfclock__timens_recheck()).
+	 */
+	perfclock__timens_recheck_clock(clk->clockid);
 	if (syscall(SYS_clock_gettime, clk->clockid, &ts))
 		return -errno;
 	c = sched_getcpu();

@@ -351,6 +351,12 @@ PERFCLOCK_API int perfclock_get_info(struct perfclock *clk,
 		uint32_t flags = 0;
 
 		clockid_supported(clk->clockid, &coarse, &flags);
+		/*
+		 * The horizon's age below is a read less the horizon: a
+		 * setns() since the offsets were read is seen here
+		 * (timens.c: SETNS), as at every horizon that reads.
+		 */
+		perfclock__timens_recheck_clock(clk->clockid);
 		/* Timekeeping clocks are one clock for all CPUs. */
 		info->flags = flags | PERFCLOCK_CLOCK_GLOBAL;
 		info->clockid = clk->clockid;

@@ -37,9 +37,46 @@
  *  - changing namespace: setns() is refused to a multi-threaded process
  *    (timens_install(): -EUSERS), a fork() child enters its parent's
  *    time_ns_for_children. So the offsets are per process and per fork;
- *    a child re-reads them (pthread_atfork()), and perfclock__timens_recheck()
- *    catches a single-threaded caller's setns() at its next open or
- *    horizon proven on its own thread.
+ *    a child re-reads them (pthread_atfork()), and
+ *    perfclock__timens_recheck() catches a single-threaded caller's
+ *    setns() (SETNS below).
+ *
+ * SETNS. After setns(CLONE_NEWTIME) the process's clock_gettime() reads
+ * carry the new namespace's offset at once (kernel/nsproxy.c:
+ * commit_nsset() -> timens_commit() -> vdso_join_timens() switches the
+ * vDSO's page; the system call reads current's nsproxy). The library
+ * sees it at the recheck, one readlink() of /proc/self/ns/time against
+ * the inode the offsets were read with:
+ *  - before every horizon made from a clock read on the caller's thread:
+ *    H_c (horizon_percpu.c: clockid_getcpu()), the estimate
+ *    (horizon_estimate.c), membarrier's sync and the start of its helper
+ *    (horizon_membarrier.c; while the helper runs the process has two
+ *    threads and cannot setns()), the module's sync (horizon_module.c);
+ *    a horizon made with the old offset would be wrong by the difference
+ *    of the two offsets (+100 s: records flushed 100 s before they are
+ *    complete);
+ *  - at perfclock_open_clockid() and perfclock_get_info().
+ * Between the recheck and the read the caller is the only thread, so no
+ * setns() can come in between. The module's and membarrier's horizons
+ * handed out without a read on the caller's thread are the kernel's or
+ * ones proven before the setns(), in the host's clock either way: not
+ * affected.
+ *   perfclock_read() and perfclock_read_lower_bound() do not recheck: it
+ * would be a system call on a read that is otherwise a vDSO call (41 ns
+ * against 3 to 4 us for the readlink(), measured on a 2-CPU VM), and nothing
+ * cheaper tells the namespace (the vDSO's page is not ABI). So after a
+ * setns() they take the old offset off until one of the points above: a
+ * caller that setns() with a clock open calls perfclock_get_info() (or
+ * takes a horizon of a kind above) before trusting a read. A fork()
+ * child re-reads on its first read. Threads started after the recheck
+ * see what it stored (pthread_create() orders them after it); a thread
+ * that rechecks finds the new inode and the new offsets with it (the
+ * inode is stored with a release after them, load(), and loaded with an
+ * acquire).
+ *   The recheck compares our own link only: unshare(CLONE_NEWTIME)
+ * changes the children's and not our offsets (frozen once a task is in
+ * the namespace), so offsets already read stay right; the refusal above
+ * is for a process that has not read them before its unshare().
  *
  * Exactness: the subtraction undoes the kernel's addition to the
  * nanosecond (both are whole nanoseconds, normalized), so a read here is
@@ -77,8 +114,12 @@ static struct {
 	uint64_t key;
 	int64_t mono, boot;
 	int err;
-	/* /proc/self/ns/time and time_for_children when read; 0 if none */
-	uint64_t dev, ino, kdev, kino;
+	/*
+	 * The inode of /proc/self/ns/time when read, 0 if none: stored with
+	 * a release after the values, loaded with an acquire (recheck()): a
+	 * thread that finds the new namespace here finds its offsets too.
+	 */
+	uint64_t ino;
 } tns;
 
 static unsigned int fork_gen;
@@ -142,24 +183,21 @@ static int parse_offsets(int64_t *mono, int64_t *boot)
 }
 
 /* Find this process's offsets: 0, or -EOPNOTSUPP (timens.h). */
-static int read_offsets(int64_t *mono, int64_t *boot, uint64_t id[4])
+static int read_offsets(int64_t *mono, int64_t *boot, uint64_t *ino)
 {
 	struct stat own, kids;
 
 	*mono = *boot = 0;
-	id[0] = id[1] = id[2] = id[3] = 0;
+	*ino = 0;
 	if (stat(NS_TIME, &own)) {
 		/* /proc is there, the kernel has no time namespaces: none. */
 		if (errno == ENOENT && access(NS_DIR, X_OK) == 0)
 			return 0;
 		return -EOPNOTSUPP;
 	}
-	id[0] = own.st_dev;
-	id[1] = own.st_ino;
+	*ino = own.st_ino;
 	if (stat(NS_TIME_KIDS, &kids))
 		return -EOPNOTSUPP;
-	id[2] = kids.st_dev;
-	id[3] = kids.st_ino;
 	if (own.st_dev == kids.st_dev && own.st_ino == kids.st_ino)
 		return parse_offsets(mono, boot);
 	/* The file shows the children's namespace, not ours. */
@@ -168,18 +206,15 @@ static int read_offsets(int64_t *mono, int64_t *boot, uint64_t id[4])
 
 static int load(void)
 {
-	uint64_t key = key_of(TNS_KNOWN), id[4];
+	uint64_t key = key_of(TNS_KNOWN), ino;
 	int64_t mono, boot;
 	int err;
 
-	err = read_offsets(&mono, &boot, id);
+	err = read_offsets(&mono, &boot, &ino);
 	__atomic_store_n(&tns.mono, mono, __ATOMIC_RELAXED);
 	__atomic_store_n(&tns.boot, boot, __ATOMIC_RELAXED);
 	__atomic_store_n(&tns.err, err, __ATOMIC_RELAXED);
-	__atomic_store_n(&tns.dev, id[0], __ATOMIC_RELAXED);
-	__atomic_store_n(&tns.ino, id[1], __ATOMIC_RELAXED);
-	__atomic_store_n(&tns.kdev, id[2], __ATOMIC_RELAXED);
-	__atomic_store_n(&tns.kino, id[3], __ATOMIC_RELAXED);
+	__atomic_store_n(&tns.ino, ino, __ATOMIC_RELEASE);
 	if (err)
 		key = key_of(TNS_FAILED);
 	__atomic_store_n(&tns.key, key, __ATOMIC_RELEASE);
@@ -221,21 +256,39 @@ int perfclock__timens_to_host(clockid_t clockid, uint64_t *ns)
 	return 0;
 }
 
-static int same_file(const char *path, const uint64_t *dev,
-		     const uint64_t *ino)
+/*
+ * The inode number of our time namespace, from the link's text, 0 if
+ * none: fs/proc/namespaces.c: proc_ns_readlink() -> fs/nsfs.c:
+ * ns_get_name() prints "time:[inum]", the st_ino a stat() through the
+ * link finds (nsfs gives each namespace's inode i_ino = its inum, unique
+ * on its one superblock). readlink() is the cheaper of the two: it does
+ * not open the namespace's inode (3 to 4 us against 6 us on a 2-CPU VM).
+ */
+static uint64_t own_ino(void)
 {
-	struct stat st;
+	char buf[64];
+	unsigned long long ino;
+	ssize_t n;
 
-	if (stat(path, &st))
-		return !__atomic_load_n(dev, __ATOMIC_RELAXED) &&
-		       !__atomic_load_n(ino, __ATOMIC_RELAXED);
-	return (uint64_t)st.st_dev == __atomic_load_n(dev, __ATOMIC_RELAXED) &&
-	       (uint64_t)st.st_ino == __atomic_load_n(ino, __ATOMIC_RELAXED);
+	n = readlink(NS_TIME, buf, sizeof(buf) - 1);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	if (sscanf(buf, "time:[%llu]", &ino) != 1)
+		return 0;
+	return ino;
 }
 
 /*
- * Both links: setns() changes ours, unshare(CLONE_NEWTIME) the
- * children's (which decides whether the file shows ours).
+ * Our own link only. setns() changes it (kernel/time/namespace.c:
+ * timens_install() sets time_ns and time_ns_for_children, and
+ * timens_commit() switches the vDSO to the new namespace's page), so a
+ * change of namespace is a change of its inode. unshare(CLONE_NEWTIME)
+ * changes only the children's link: our clocks keep their offsets, which
+ * proc_timens_set_offset() cannot change once a task is in the
+ * namespace (-EACCES, frozen_offsets), so offsets already read stay
+ * right; reading them again would find the file showing the children's
+ * namespace and refuse every later read for nothing.
  */
 void perfclock__timens_recheck(void)
 {
@@ -243,9 +296,14 @@ void perfclock__timens_recheck(void)
 
 	if ((key & 3) == TNS_UNKNOWN || key >> 2 != key_of(0) >> 2)
 		return;		/* not read yet in this process */
-	if (!same_file(NS_TIME, &tns.dev, &tns.ino) ||
-	    !same_file(NS_TIME_KIDS, &tns.kdev, &tns.kino))
+	if (own_ino() != __atomic_load_n(&tns.ino, __ATOMIC_ACQUIRE))
 		load();
+}
+
+void perfclock__timens_recheck_clock(clockid_t clockid)
+{
+	if (offsetted(clockid))
+		perfclock__timens_recheck();
 }
 
 int perfclock__timens_open(clockid_t clockid)

@@ -41,10 +41,25 @@ int perfclock__timens_to_host(clockid_t clockid, uint64_t *ns);
 /*
  * Has the process changed time namespace (setns(), which the kernel
  * allows only to a single-threaded process: kernel/time/namespace.c:
- * timens_install(), -EUSERS otherwise)? Called where a horizon is
- * proven on the caller's thread; the next read re-reads the offsets if
- * it has. One stat() of /proc/self/ns/time.
+ * timens_install(), -EUSERS otherwise)? If so the offsets are read again,
+ * before this returns: every read after it on this thread, or on a thread
+ * started after it, takes off the new ones. One readlink() of /proc/self/ns/time, none before the offsets
+ * were first read in this process (or fork child).
+ *
+ * Called before every path that reads the clock to make a horizon on the
+ * caller's thread, where a horizon taken with the old offset would be
+ * wrong by the difference of the two namespaces' offsets: the estimate
+ * (horizon_estimate.c), H_c (horizon_percpu.c), membarrier's sync and
+ * helper start (horizon_membarrier.c), the module's sync
+ * (horizon_module.c), perfclock_get_info() (horizon.c). Sound because
+ * the only thread there is then the caller: a setns() cannot come
+ * between the recheck and the read. perfclock_read() does not call it
+ * (a system call on every read): timens.c's header says when a plain
+ * read sees a setns().
  */
 void perfclock__timens_recheck(void);
+
+/* perfclock__timens_recheck() if clockid is one a namespace offsets. */
+void perfclock__timens_recheck_clock(clockid_t clockid);
 
 #endif /* PERFCLOCK_TIMENS_H */

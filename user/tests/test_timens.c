@@ -19,10 +19,12 @@
  *    record (a horizon 100 s behind fails this); a COMM record lies
  *    between the two reads around the prctl() that made it.
  * And the refusal: a process that called unshare(CLONE_NEWTIME) itself and
- * has not forked is in a namespace whose offset /proc does not show:
- * perfclock_open_clockid(CLOCK_MONOTONIC) fails with EOPNOTSUPP there
- * (REALTIME still opens), and its fork() child, inside the new namespace,
- * opens and reads right; a single-threaded process that setns() into
+ * has not forked is in a namespace whose offset /proc does not show: if it
+ * had not read its offsets before, perfclock_open_clockid(CLOCK_MONOTONIC)
+ * fails with EOPNOTSUPP there (REALTIME still opens), and its fork()
+ * child, inside the new namespace, opens and reads right; one that had
+ * read them keeps them (they cannot change while it is in the
+ * namespace). A single-threaded process that setns() into
  * another time namespace after opening gets the new offset after its
  * next horizon_sync().
  *
@@ -292,10 +294,12 @@ static void read_check(const struct scenario *sc, int ci)
 }
 
 /*
- * Called unshare(CLONE_NEWTIME) itself, not forked: refused; its child
- * (in the new namespace, which inherits the offsets) is served.
+ * Called unshare(CLONE_NEWTIME) itself, not forked, and had not read its
+ * offsets before: refused; its child (in the new namespace, which
+ * inherits the offsets) is served. Run in a fork() child of `inside`,
+ * which has read them.
  */
-static void refusal_check(const struct scenario *sc)
+static void refused(const struct scenario *sc)
 {
 	struct perfclock *clk;
 	int status, err;
@@ -324,6 +328,36 @@ static void refusal_check(const struct scenario *sc)
 	tap_ok(p > 0 && waitpid(p, &status, 0) == p && WIFEXITED(status) &&
 	       WEXITSTATUS(status) == 0,
 	       "%s: ... its fork() child, in the new namespace, is served", sc->name);
+}
+
+/*
+ * The refusal above; and this process, which read its offsets before its
+ * own unshare(CLONE_NEWTIME), keeps them: it stays in its namespace,
+ * whose offsets are frozen (kernel/time/namespace.c:
+ * proc_timens_set_offset()), and a later open and read are served.
+ */
+static void refusal_check(const struct scenario *sc)
+{
+	int status;
+	pid_t p;
+
+	p = fork_fresh();
+	if (p == 0) {
+		refused(sc);
+		_exit(tap_exit());
+	}
+	tap_ok(p > 0 && waitpid(p, &status, 0) == p && WIFEXITED(status) &&
+	       WEXITSTATUS(status) == 0,
+	       "%s: a process that had not read its offsets is refused after its own unshare()",
+	       sc->name);
+	if (unshare(CLONE_NEWTIME)) {
+		tap_ok(0, "%s: unshare(CLONE_NEWTIME) again: %s", sc->name,
+		       strerror(errno));
+		return;
+	}
+	tap_diag("%s: offsets read before its own unshare(CLONE_NEWTIME): still served",
+		 sc->name);
+	read_check(sc, 0);
 }
 
 /*
