@@ -24,9 +24,11 @@
  * fails with EOPNOTSUPP there (REALTIME still opens), and its fork()
  * child, inside the new namespace, opens and reads right; one that had
  * read them keeps them (they cannot change while it is in the
- * namespace). A single-threaded process that setns() into
- * another time namespace after opening gets the new offset after its
- * next horizon_sync().
+ * namespace). A single-threaded process that setns() into another time
+ * namespace after opening gets the new offset after its next
+ * horizon_sync(); and each path that makes a horizon from a clock read
+ * (H_c, the estimate, membarrier's first) uses the new offset when it is
+ * the first call after the setns() (setns_path_check()).
  *
  * The code before timens.c fails this: +100 s made nearly every record
  * late, -100 s left the proven horizon 100 s below the last record, and
@@ -51,6 +53,7 @@
 #include <linux/perf_event.h>
 
 #include "libperfclock.h"
+#include "horizon_membarrier.h"	/* perfclock_mb__test_set_mode() */
 #include "tap.h"
 
 #ifndef CLONE_NEWTIME
@@ -394,6 +397,89 @@ out:
 	perfclock_close(clk);
 }
 
+/*
+ * The paths that use the offset, each first after a setns(): this
+ * process (single-threaded) opened CLOCK_MONOTONIC and read it in the
+ * root namespace, so the library holds offset 0, then joins sc's
+ * namespace and, before anything else of the library,
+ *  - SETNS_PERCPU: takes H_c (perfclock_horizon_cpu(), clock_gettime +
+ *    getcpu);
+ *  - SETNS_ESTIMATE: takes the estimated horizon (membarrier made
+ *    unavailable, the estimate backend);
+ *  - SETNS_MEMBARRIER: takes membarrier's first horizon (its helper
+ *    thread starts in that call and reads the clock too).
+ * Each horizon must be a value the host's clock (perf's stamps) had
+ * during the call, less the horizon's margins (an estimate's in-flight
+ * allowance, the NTP slope: under 1 s), and the read after it must be
+ * clock_gettime() less the new offset. With the old offset a +100 s
+ * namespace gives a horizon 100 s in the future (every record of the
+ * next 100 s flushed as if complete), a -100 s one a horizon 100 s late.
+ */
+enum { SETNS_PERCPU, SETNS_ESTIMATE, SETNS_MEMBARRIER, SETNS_PATHS };
+
+static const char *const setns_path_names[SETNS_PATHS] = {
+	"H_c (perfclock_horizon_cpu)",
+	"the estimated horizon",
+	"membarrier's first horizon",
+};
+
+static void setns_path_check(const struct scenario *sc, pid_t into, int path)
+{
+	const char *pn = setns_path_names[path], *name;
+	int64_t g0, g1, off = sc->mono_s * NS;
+	uint64_t r = 0, h = 0;
+	struct perfclock *clk;
+	char path_ns[64];
+	uint32_t cpu;
+	int fd = -1, err;
+
+	if (path == SETNS_ESTIMATE)
+		perfclock_mb__test_set_mode(PERFCLOCK_MB_TEST_UNAVAILABLE);
+	clk = perfclock_open_clockid(CLOCK_MONOTONIC);
+	/* No horizon before the setns(): one would hide a late one after. */
+	if (!clk || perfclock_read(clk, &r)) {
+		tap_ok(0, "%s, %s: opens and reads in the root namespace: %s",
+		       sc->name, pn, strerror(errno));
+		goto out;
+	}
+	name = perfclock_clock_horizon_name(clk);
+	if ((path == SETNS_ESTIMATE) == !!strstr(name, "membarrier") &&
+	    path != SETNS_PERCPU) {
+		tap_skip("%s, %s # SKIP the clock's horizon here is %s",
+			 sc->name, pn, name);
+		goto out;
+	}
+	snprintf(path_ns, sizeof(path_ns), "/proc/%d/ns/time", (int)into);
+	fd = open(path_ns, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || setns(fd, CLONE_NEWTIME)) {
+		tap_ok(0, "%s, %s: setns() into it: %s", sc->name, pn,
+		       strerror(errno));
+		goto out;
+	}
+	g0 = now_ns(CLOCK_MONOTONIC);
+	err = path == SETNS_PERCPU ? perfclock_horizon_cpu(clk, &h, &cpu) :
+				     perfclock_horizon(clk, &h);
+	g1 = now_ns(CLOCK_MONOTONIC);
+	if (path == SETNS_PERCPU && err == -EOPNOTSUPP) {
+		tap_skip("%s, %s # SKIP no per-CPU horizon for this clock here",
+			 sc->name, pn);
+		goto out;
+	}
+	tap_ok(!err && g0 - off - NS <= (int64_t)h && (int64_t)h <= g1 - off,
+	       "%s, %s: the first horizon after setns() is the host's clock (%.6f s below clock_gettime() less the new offset; err %d)",
+	       sc->name, pn, (double)(g1 - off - (int64_t)h) / 1e9, err);
+	g0 = now_ns(CLOCK_MONOTONIC);
+	err = perfclock_read(clk, &r);
+	g1 = now_ns(CLOCK_MONOTONIC);
+	tap_ok(!err && g0 - off <= (int64_t)r && (int64_t)r <= g1 - off,
+	       "%s, %s: ... and the read after it is clock_gettime() less the new offset (differs by %.6f s)",
+	       sc->name, pn, (double)(g0 - (int64_t)r) / 1e9);
+out:
+	if (fd >= 0)
+		close(fd);
+	perfclock_close(clk);
+}
+
 /* In sc's namespace (a fork() child of the process that unshared). */
 static int inside(const struct scenario *sc)
 {
@@ -431,7 +517,7 @@ static int write_offsets(const struct scenario *sc)
  */
 static void run_scenario(const struct scenario *sc)
 {
-	int status, err, ready[2], release[2];
+	int status, err, ready[2], release[2], i;
 	pid_t p, c, holder = -1;
 	char b;
 
@@ -483,6 +569,14 @@ static void run_scenario(const struct scenario *sc)
 			_exit((setns_check(sc, holder), tap_exit()));
 		err = c < 0 || waitpid(c, &status, 0) != c ||
 		      !WIFEXITED(status) || WEXITSTATUS(status);
+		for (i = 0; i < SETNS_PATHS; i++) {
+			c = fork_fresh();
+			if (c == 0)
+				_exit((setns_path_check(sc, holder, i),
+				       tap_exit()));
+			err |= c < 0 || waitpid(c, &status, 0) != c ||
+			       !WIFEXITED(status) || WEXITSTATUS(status);
+		}
 	}
 	close(ready[0]);
 	close(release[1]);
