@@ -103,7 +103,14 @@ void perfclock_close(struct perfclock *clk);
  *  - module: the page's TSC conversion when the page says it is valid (no
  *    system call, no allocation, at most PERFCLOCK_PAGE_MAX_RETRIES tries
  *    of the seq loop), otherwise PERFCLOCK_IOC_GET_TIME;
- *  - clockid: clock_gettime(clockid) (vDSO when the kernel offers it).
+ *  - clockid: clock_gettime(clockid) (vDSO when the kernel offers it),
+ *    less the time namespace's offset (perf stamps without it). A
+ *    single-threaded process that setns() into another time namespace
+ *    with the clock open gets reads less the OLD offset until the library
+ *    rechecks: at perfclock_get_info(), at a horizon that reads the clock
+ *    (perfclock_horizon_cpu(), the estimate, membarrier's sync) or at an
+ *    open; call perfclock_get_info() after the setns(). Every horizon is
+ *    taken with the new offset (user/timens.c, SETNS).
  */
 int perfclock_read(struct perfclock *clk, uint64_t *ns);
 
