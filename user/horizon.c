@@ -33,8 +33,9 @@
  *     namespace's offset off every clock_gettime() read (timens.c: the
  *     time namespace is a step of the read, not of the horizon); the
  *     module's horizons are taken in the kernel and never had it. A
- *     backend that proves a horizon on the caller's thread has the
- *     namespace rechecked first (a setns()).
+ *     backend that reads the clock for a horizon on the caller's thread
+ *     (the estimate, membarrier's sync and helper start) rechecks the
+ *     namespace first (a setns(): timens.c, SETNS), as H_c does.
  *  3. NTP slope. An NTP-disciplined clock's horizon comes down by
  *     PERFCLOCK_NTP_SLOPE_MARGIN_NS (ntp_slope.c).
  *  4. Generations. The shared last horizon and its generation (MEMORY

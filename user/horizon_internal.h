@@ -32,7 +32,9 @@
  * Below them all, the clock read (clock_read.c, clock_read.h) and the
  * time namespace (timens.c): the backends read the clock and the
  * module's estimates there, never through libperfclock.c, which opens
- * clocks and calls horizon.c.
+ * clocks and calls horizon.c. A backend whose horizon() or sync() reads
+ * a clockid clock on the caller's thread calls
+ * perfclock__timens_recheck_clock() first (timens.c, SETNS).
  *
  * HOW A NEW BACKEND PLUGS IN: write horizon_<name>.c with a
  * `const struct horizon_backend perfclock__horizon_<name>` implementing
