@@ -49,6 +49,7 @@
 #include "libperfclock.h"
 #include "perfclock_reader.h"
 #include "internal.h"
+#include "horizon_internal.h"
 #include "reader_internal.h"
 
 /* A thread gives up H_c for a ring after this many reads off its CPU. */
@@ -367,6 +368,26 @@ perfclock_reader_config_init(struct perfclock_reader_config *cfg)
 	cfg->period_us = PERFCLOCK_READER_DEFAULT_PERIOD_US;
 }
 
+/*
+ * A ring that receives BPF output records: H_c only where the kernel
+ * writes them with preemption off (percpu_bpf_gate.c); elsewhere the
+ * grace-period horizon, which a reader between the stamp and the publish
+ * does not fool. Said to the log once per process.
+ */
+static int bpf_output_percpu_ok(void)
+{
+	static int said;
+	int k = perfclock__kernel_bpf_output_now();
+
+	if (k == PERFCLOCK_KBPF_PREEMPT_OFF)
+		return 1;
+	if (!__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
+		perfclock__log(PERFCLOCK_LOG_ERR,
+			       "perfclock_reader_start: BPF output events: no per-CPU horizon, grace-period horizon instead: %s",
+			       perfclock__kbpf_name(k));
+	return 0;
+}
+
 /* Which horizon each ring starts with (docs/reader.md). */
 static int ring_kinds(struct perfclock_reader *r, struct perfclock_evring *er,
 		      uint32_t flags)
@@ -389,6 +410,9 @@ static int ring_kinds(struct perfclock_reader *r, struct perfclock_evring *er,
 		 !(flags & PERFCLOCK_READER_GRACE_PERIOD);
 	for (k = 0; k < nattr; k++) {
 		if (attrs[k].inherit)
+			percpu = 0;
+		if (percpu && perfclock__attr_bpf_output(&attrs[k]) &&
+		    !bpf_output_percpu_ok())
 			percpu = 0;
 		if (perfclock_check_attr(r->clk, &attrs[k]) == -EOPNOTSUPP)
 			pebs = 1;

@@ -204,4 +204,25 @@ int perfclock__ntp_timex_slewing(const struct timex *tx, long adjtime_left,
 int perfclock__ntp_slewing(void);
 void perfclock__ntp_slope_test_set_tick(long tick);
 
+/*
+ * percpu_bpf_gate.c: is H_c exact for a ring that receives BPF output
+ * records (a PERF_COUNT_SW_BPF_OUTPUT event, bpf_perf_event_output())
+ * on the kernel of release and version (uname -r, uname -v)? Before the
+ * helper disabled preemption itself (6.1.45, 6.4.10) uprobe and
+ * trampoline programs ran it with migration disabled only. Unknown
+ * (a Debian-style 6.1.0-N release without "Debian 6.1.S" in version,
+ * an unparsable release) is not exact. _now(): this kernel's (uname()).
+ * _attr_bpf_output(): 1 for an attr that opens such an event.
+ */
+enum {
+	PERFCLOCK_KBPF_PREEMPT_OFF = 0,	/* exact */
+	PERFCLOCK_KBPF_PREEMPTIBLE,	/* in the affected ranges */
+	PERFCLOCK_KBPF_UNKNOWN,		/* cannot tell: as affected */
+};
+struct perf_event_attr;
+int perfclock__kernel_bpf_output(const char *release, const char *version);
+int perfclock__kernel_bpf_output_now(void);
+int perfclock__attr_bpf_output(const struct perf_event_attr *attr);
+const char *perfclock__kbpf_name(int k);
+
 #endif /* PERFCLOCK_HORIZON_INTERNAL_H */

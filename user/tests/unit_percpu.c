@@ -24,6 +24,7 @@
 #endif
 
 #include "libperfclock.h"
+#include "horizon_internal.h"
 #include "perfclock_page.h"
 #include "fake_cpu.h"
 #include "tap.h"
@@ -248,8 +249,95 @@ out:
 	fake_cpu_mode = FAKE_CPU_REAL;
 }
 
+/*
+ * The BPF output gate (percpu_bpf_gate.c), on fixed uname strings: the
+ * kernels where bpf_perf_event_output() ran preemptible from uprobe and
+ * trampoline programs, the fixed ones, Debian's releases whose sublevel
+ * is only in uname -v, and what cannot be told (not exact). And the
+ * attrs it applies to: only PERF_COUNT_SW_BPF_OUTPUT events.
+ */
+static void bpf_output_gate(void)
+{
+	static const struct {
+		const char *release, *version;
+		int want;
+	} k[] = {
+		/* Affected: the helper without its own preempt_disable(). */
+		{ "6.1.44", "#1 SMP PREEMPT", PERFCLOCK_KBPF_PREEMPTIBLE },
+		{ "6.0.19", "", PERFCLOCK_KBPF_PREEMPTIBLE },
+		{ "5.15.131-1-lts", NULL, PERFCLOCK_KBPF_PREEMPTIBLE },
+		{ "6.2.16", NULL, PERFCLOCK_KBPF_PREEMPTIBLE },
+		{ "6.3.13-arch1-1", NULL, PERFCLOCK_KBPF_PREEMPTIBLE },
+		{ "6.4.9-200.fc38.x86_64", NULL, PERFCLOCK_KBPF_PREEMPTIBLE },
+		{ "6.4", NULL, PERFCLOCK_KBPF_PREEMPTIBLE },
+		{ "5.15.0-91-generic", "#101-Ubuntu SMP", PERFCLOCK_KBPF_PREEMPTIBLE },
+		{ "6.2.0-39-generic", "#40-Ubuntu SMP", PERFCLOCK_KBPF_PREEMPTIBLE },
+		/* Fixed: 6.1.45, 6.4.10, 6.5 on. */
+		{ "6.1.45", NULL, PERFCLOCK_KBPF_PREEMPT_OFF },
+		{ "6.1.192", "#1 SMP", PERFCLOCK_KBPF_PREEMPT_OFF },
+		{ "6.4.10", NULL, PERFCLOCK_KBPF_PREEMPT_OFF },
+		{ "6.5.0", NULL, PERFCLOCK_KBPF_PREEMPT_OFF },
+		{ "6.5.0-rc1", NULL, PERFCLOCK_KBPF_PREEMPT_OFF },
+		{ "6.12.118+deb12-rt-amd64",
+		  "#1 SMP PREEMPT_RT Debian 6.12.118-1~deb12u1 (2026-01-01)",
+		  PERFCLOCK_KBPF_PREEMPT_OFF },
+		{ "6.8.0-45-generic", "#45-Ubuntu SMP", PERFCLOCK_KBPF_PREEMPT_OFF },
+		/* Debian: the sublevel is uname -v's, not the release's .0. */
+		{ "6.1.0-28-amd64",
+		  "#1 SMP PREEMPT_DYNAMIC Debian 6.1.119-1 (2024-11-22)",
+		  PERFCLOCK_KBPF_PREEMPT_OFF },
+		{ "6.1.0-11-amd64",
+		  "#1 SMP PREEMPT_DYNAMIC Debian 6.1.38-4 (2023-08-08)",
+		  PERFCLOCK_KBPF_PREEMPTIBLE },
+		{ "6.1.0-57-cloud-amd64",
+		  "#1 SMP PREEMPT_DYNAMIC Debian 6.1.192-1 (2026-03-01)",
+		  PERFCLOCK_KBPF_PREEMPT_OFF },
+		/* Unknown: not a fixed kernel. */
+		{ "6.1.0-28-amd64", "#1 SMP PREEMPT_DYNAMIC", PERFCLOCK_KBPF_UNKNOWN },
+		{ "6.1.0-28-amd64", NULL, PERFCLOCK_KBPF_UNKNOWN },
+		{ "6.4.0-1-oem", "#1 SMP", PERFCLOCK_KBPF_UNKNOWN },
+		/* A Debian string of another series says nothing of this one. */
+		{ "6.1.0-28-amd64", "Debian 6.12.118-1", PERFCLOCK_KBPF_UNKNOWN },
+		{ "6.1-rc3", NULL, PERFCLOCK_KBPF_UNKNOWN },
+		{ "linux", NULL, PERFCLOCK_KBPF_UNKNOWN },
+		{ "", NULL, PERFCLOCK_KBPF_UNKNOWN },
+		{ NULL, NULL, PERFCLOCK_KBPF_UNKNOWN },
+	};
+	struct perf_event_attr a;
+	size_t i;
+	int got, bad = 0;
+
+	for (i = 0; i < sizeof(k) / sizeof(k[0]); i++) {
+		got = perfclock__kernel_bpf_output(k[i].release, k[i].version);
+		if (got != k[i].want) {
+			tap_diag("bpf gate: \"%s\" \"%s\": %d, want %d",
+				 k[i].release ? k[i].release : "(null)",
+				 k[i].version ? k[i].version : "(null)",
+				 got, k[i].want);
+			bad++;
+		}
+	}
+	tap_ok(!bad,
+	       "percpu: BPF output gate: %zu uname strings (affected, fixed, Debian's uname -v, unknown as not exact)",
+	       sizeof(k) / sizeof(k[0]));
+
+	memset(&a, 0, sizeof(a));
+	a.type = PERF_TYPE_SOFTWARE;
+	a.config = PERF_COUNT_SW_BPF_OUTPUT;
+	got = perfclock__attr_bpf_output(&a);
+	a.config = PERF_COUNT_SW_CPU_CLOCK;
+	got = got && !perfclock__attr_bpf_output(&a);
+	a.type = PERF_TYPE_HARDWARE;
+	a.config = PERF_COUNT_SW_BPF_OUTPUT;	/* same number, other type */
+	tap_ok(got && !perfclock__attr_bpf_output(&a),
+	       "percpu: BPF output gate: only software BPF_OUTPUT events are gated");
+	tap_diag("this kernel, BPF output: %s",
+		 perfclock__kbpf_name(perfclock__kernel_bpf_output_now()));
+}
+
 void test_percpu(void)
 {
+	bpf_output_gate();
 	clockid_kinds();
 	perf_page(FAKE_CPU_NO_RDTSCP);
 	perf_page(FAKE_CPU_RDTSCP);
