@@ -98,6 +98,20 @@ struct perfclock {
 	 */
 	int pc_mode;
 	uint32_t pc_gen_first;
+	/*
+	 * Restart and resume checks of the per-CPU horizon (all atomic,
+	 * horizon_percpu.c says how they are used): the generation last
+	 * checked (the module's; for perf's page the library's own, moved
+	 * when the page's conversion changes), the page conversion it
+	 * belongs to (pc_conv_seq odd while it is rewritten), an upper
+	 * bound of CLOCK_BOOTTIME - CLOCK_MONOTONIC (grows only across a
+	 * suspend), and -errno once H_c is refused for good (0: not).
+	 */
+	uint32_t pc_gen_seen;
+	uint32_t pc_conv_seq, pc_conv_lock;
+	uint64_t pc_conv_zero, pc_conv_ms;
+	int64_t pc_boot_off;
+	int pc_refused;
 	/* Every open clock, for fork() (fork_guard.c). */
 	struct perfclock *fork_next, *fork_prev;
 };

@@ -172,7 +172,10 @@ const char *perfclock_horizon_name(const struct perfclock_clock_info *info);
  * none with rdtscp.
  * Errors: -EOPNOTSUPP: this clock has no per-CPU horizon (keep
  * perfclock_horizon(); CLOCK_REALTIME, CLOCK_TAI, perf's page on a CPU
- * without rdtscp); -EAGAIN: the read could not be tied to one CPU
+ * without rdtscp, the module without its page or without generations),
+ * or no longer has one (for good: the module came to refuse perf_clock()
+ * horizons, or TSC_AUX stopped holding the CPU number after a new
+ * generation or a resume; said once to the log); -EAGAIN: the read could not be tied to one CPU
  * (the module's generation moved during it, the page stayed busy, a
  * sched_clock reset was under way): try again; -ESTALE: the horizons restarted (the module's generation moved
  * since this clock's first per-CPU horizon: sched_clock turned unstable)
@@ -187,8 +190,10 @@ int perfclock_horizon_cpu(struct perfclock *clk, uint64_t *ns, uint32_t *cpu);
  * from 1) read with it: never -ESTALE. H_c of different generations do
  * not compare: on a newer one, flush everything held
  * (perfclock_queue_restart()) and take the new generation's H_c only.
- * The generation is the module's (its page's horizon_generation, when it
- * fills one); the use_clockid clocks and perf's page never restart (1).
+ * The generation is the module's (its page's horizon_generation); for
+ * perf's page the library's own, moved whenever the page's conversion
+ * (time_zero, time_mult, time_shift) changes (a TSC recalibration, a
+ * resume); the use_clockid clocks never restart (1).
  */
 int perfclock_horizon_cpu_gen(struct perfclock *clk, uint64_t *ns,
 			      uint32_t *cpu, uint32_t *gen);

@@ -24,6 +24,17 @@ extern enum fake_cpu_mode fake_cpu_mode;
 extern void (*fake_rdtscp_hook)(void);
 /* Reads by the library's rdtscp, real or fake. */
 extern unsigned long n_rdtscp;
+/*
+ * FAKE_CPU_RDTSCP: added to the CPU number the fake writes to TSC_AUX
+ * (not 0: TSC_AUX no longer holds the CPU, as after a firmware rewrite).
+ */
+extern uint32_t fake_tsc_aux_add;
+/*
+ * Added to every CLOCK_BOOTTIME read (clock_gettime() is wrapped too):
+ * raised, it is a suspend and resume as CLOCK_BOOTTIME - CLOCK_MONOTONIC
+ * shows one.
+ */
+extern int64_t fake_sleep_ns;
 
 /* The mode's name, for test lines. */
 const char *fake_cpu_name(enum fake_cpu_mode m);

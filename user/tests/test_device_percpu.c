@@ -18,6 +18,13 @@
  *   -ESTALE, perfclock_horizon_cpu_gen() gives generation 2. A page read
  *   that missed the move would hand out generation 1 with a TSC read
  *   after it, and the -ESTALE check fails.
+ * - restarts it cannot see (restarts()): without the page (GET_TIME and
+ *   GET_INFO carry no generation) or with a module that fills none,
+ *   there is no H_c; a new generation with the module now refusing
+ *   perf_clock() horizons, or after which TSC_AUX no longer holds the
+ *   CPU number, and a resume after which it does not, end H_c
+ *   (-EOPNOTSUPP, for good); a resume after which it does changes
+ *   nothing.
  */
 #include <errno.h>
 #include <sched.h>
@@ -180,13 +187,137 @@ static void page_path(void)
 	ioctl_path("page's TSC not valid");
 }
 
+/* One H_c read; its error. */
+static int hc(struct perfclock *c, uint32_t *gen)
+{
+	uint64_t h = 0;
+	uint32_t cpu = 0;
+
+	return perfclock_horizon_cpu_gen(c, &h, &cpu, gen);
+}
+
+/* Has the clock an H_c, as info and a read say? */
+static int has_hc(struct perfclock *c)
+{
+	struct perfclock_clock_info info;
+	uint32_t gen = 0;
+
+	memset(&info, 0, sizeof(info));
+	if (!c || perfclock_get_info(c, &info))
+		return -1;
+	if (!(info.flags & PERFCLOCK_CLOCK_HORIZON_PERCPU))
+		return hc(c, &gen) == -EOPNOTSUPP ? 0 : -1;
+	return hc(c, &gen) == 0 ? 1 : -1;
+}
+
+/* The module moves its generation (as its epoch check does). */
+static void new_generation(void)
+{
+	page.seq++;
+	page.horizon_generation++;
+	page.seq++;
+}
+
+/*
+ * What H_c cannot follow ends it, and what it can, it follows. Each way
+ * the module is read (the probe forced off: GET_TIME; a fake rdtscp:
+ * the page) where that applies.
+ */
+static void restarts(void)
+{
+	static const enum fake_cpu_mode modes[] = {
+		FAKE_CPU_NO_RDTSCP, FAKE_CPU_RDTSCP,
+	};
+	struct perfclock *c;
+	uint32_t gen = 0;
+	size_t i;
+	int err;
+
+	for (i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+		const char *how = fake_cpu_name(modes[i]);
+
+		fake_cpu_mode = modes[i];
+
+		/* Without the page: GET_TIME alone says no generation. */
+		fake_reset();
+		fake_info.flags |= PERFCLOCK_INFO_HORIZON |
+				   PERFCLOCK_INFO_HORIZON_GENERATION;
+		fail_mmap = 1;
+		c = perfclock_open("/dev/null");
+		tap_ok(has_hc(c) == 0,
+		       "percpu device (%s): page not mapped: no H_c (a sched_clock reset would be invisible)",
+		       how);
+		perfclock_close(c);
+
+		/* A module that fills no generation. */
+		fake_reset();
+		c = perfclock_open("/dev/null");
+		page.horizon_generation = 9;
+		tap_ok(has_hc(c) == 0,
+		       "percpu device (%s): a module without generations: no H_c",
+		       how);
+		perfclock_close(c);
+
+		/* Already refusing perf_clock() horizons at open. */
+		fake_reset();
+		fake_info.flags |= PERFCLOCK_INFO_HORIZON_GENERATION |
+				   PERFCLOCK_INFO_PERF_HORIZON_REFUSED;
+		page.horizon_generation = 1;
+		c = perfclock_open("/dev/null");
+		tap_ok(has_hc(c) == 0,
+		       "percpu device (%s): a module refusing perf_clock() horizons at open: no H_c",
+		       how);
+		perfclock_close(c);
+
+		/* It refuses them from a new generation on. */
+		c = open_with_generations();
+		err = has_hc(c);
+		fake_info.flags |= PERFCLOCK_INFO_PERF_HORIZON_REFUSED;
+		new_generation();
+		tap_ok(err == 1 && hc(c, &gen) == -EOPNOTSUPP &&
+		       hc(c, &gen) == -EOPNOTSUPP,
+		       "percpu device (%s): a new generation in which the module refuses perf_clock() horizons: EOPNOTSUPP, for good",
+		       how);
+		perfclock_close(c);
+	}
+
+	/* rdtscp: TSC_AUX checked again at a new generation and a resume. */
+	fake_cpu_mode = FAKE_CPU_RDTSCP;
+	c = open_with_generations();
+	err = has_hc(c);
+	new_generation();
+	tap_ok(err == 1 && hc(c, &gen) == 0 && gen == 2,
+	       "percpu device (fake rdtscp): a new generation, TSC_AUX still the CPU: generation 2");
+	fake_tsc_aux_add = 1;
+	new_generation();
+	err = hc(c, &gen);
+	fake_tsc_aux_add = 0;
+	tap_ok(err == -EOPNOTSUPP && hc(c, &gen) == -EOPNOTSUPP,
+	       "percpu device (fake rdtscp): a new generation after which TSC_AUX is not the CPU: EOPNOTSUPP, for good (%d)",
+	       err);
+	perfclock_close(c);
+
+	c = open_with_generations();
+	err = has_hc(c);
+	fake_sleep_ns += 5000000000LL;
+	tap_ok(err == 1 && hc(c, &gen) == 0 && gen == 1,
+	       "percpu device (fake rdtscp): a resume, TSC_AUX still the CPU: H_c goes on, generation 1");
+	fake_sleep_ns += 5000000000LL;
+	fake_tsc_aux_add = 1;
+	err = hc(c, &gen);
+	fake_tsc_aux_add = 0;
+	tap_ok(err == -EOPNOTSUPP,
+	       "percpu device (fake rdtscp): a resume after which TSC_AUX is not the CPU: EOPNOTSUPP (%d)",
+	       err);
+	perfclock_close(c);
+	fake_sleep_ns = 0;
+}
+
 void test_horizon_percpu_device(void)
 {
 	struct perfclock_clock_info info;
 	struct perfclock *c;
 	enum fake_cpu_mode was = fake_cpu_mode;
-	uint64_t h;
-	uint32_t cpu, gen;
 	int tsc_aux;
 
 	fake_cpu_mode = FAKE_CPU_NO_RDTSCP;
@@ -206,13 +337,6 @@ void test_horizon_percpu_device(void)
 	}
 	perfclock_close(c);
 
-	/* An older module: no generation on the page, never a restart. */
-	fake_reset();
-	c = perfclock_open("/dev/null");
-	page.horizon_generation = 9;
-	tap_ok(c && perfclock_horizon_cpu_gen(c, &h, &cpu, &gen) == 0 &&
-	       gen == 1 && perfclock_horizon_cpu(c, &h, &cpu) == 0,
-	       "percpu device: a module without generations: generation 1");
-	perfclock_close(c);
+	restarts();
 	fake_cpu_mode = was;
 }

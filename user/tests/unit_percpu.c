@@ -190,6 +190,60 @@ static int cpu_has_rdtscp(void)
 #endif
 }
 
+/* perf's page is rewritten: its seq count around a new conversion. */
+static void perf_page_convert(struct perf_event_mmap_page *pc, uint64_t zero)
+{
+	__atomic_store_n(&pc->lock, pc->lock + 1, __ATOMIC_RELEASE);
+	pc->time_zero = zero;
+	__atomic_store_n(&pc->lock, pc->lock + 1, __ATOMIC_RELEASE);
+}
+
+/*
+ * The page's conversion changes (x86: a TSC recalibration, or resume
+ * from S3): a restart, generation 2, and perfclock_horizon_cpu() says
+ * -ESTALE. With the fake rdtscp, what follows a change or a resume is
+ * checked: TSC_AUX no longer the CPU ends H_c (-EOPNOTSUPP, for good).
+ * Leaves the page as it found it, H_c refused where it was ended.
+ */
+static void perf_page_restarts(struct perfclock *c,
+			       struct perf_event_mmap_page *pc,
+			       const char *how, int fake)
+{
+	uint64_t h = 0;
+	uint32_t cpu = 0, gen = 0;
+	int err, err2;
+
+	err = perfclock_horizon_cpu_gen(c, &h, &cpu, &gen);
+	perf_page_convert(pc, 0);	/* unchanged: not a restart */
+	err2 = perfclock_horizon_cpu_gen(c, &h, &cpu, &gen);
+	tap_ok(!err && !err2 && gen == 1,
+	       "percpu: perf page (%s): the same conversion: generation 1",
+	       how);
+	perf_page_convert(pc, 1000);
+	err = perfclock_horizon_cpu(c, &h, &cpu);
+	err2 = perfclock_horizon_cpu_gen(c, &h, &cpu, &gen);
+	tap_ok(err == -ESTALE && !err2 && gen == 2,
+	       "percpu: perf page (%s): a new conversion is a restart: ESTALE, generation %u (%d, %d)",
+	       how, gen, err, err2);
+	perf_page_convert(pc, 0);
+	if (!fake)
+		return;
+	fake_sleep_ns += 5000000000LL;
+	err = perfclock_horizon_cpu_gen(c, &h, &cpu, &gen);
+	tap_ok(!err && gen == 3,
+	       "percpu: perf page (%s): a resume, TSC_AUX still the CPU: goes on (%d, generation %u)",
+	       how, err, gen);
+	fake_sleep_ns += 5000000000LL;
+	fake_tsc_aux_add = 1;
+	err = perfclock_horizon_cpu_gen(c, &h, &cpu, &gen);
+	fake_tsc_aux_add = 0;
+	err2 = perfclock_horizon_cpu_gen(c, &h, &cpu, &gen);
+	tap_ok(err == -EOPNOTSUPP && err2 == -EOPNOTSUPP,
+	       "percpu: perf page (%s): a resume after which TSC_AUX is not the CPU: EOPNOTSUPP, for good (%d)",
+	       how, err);
+	fake_sleep_ns = 0;
+}
+
 /*
  * perf's time_zero page: a hand-made one (cap_user_time_zero, the TSC
  * as nanoseconds), since this host's own perf pages may offer none. With
@@ -233,10 +287,26 @@ static void perf_page(enum fake_cpu_mode mode)
 		/* The page converts the TSC 1:1: compare with the TSC. */
 		cpus_pinned(c, (clockid_t)-1, mode == FAKE_CPU_RDTSCP ?
 			    "perf page (fake rdtscp)" : "perf page (rdtscp)");
+		if (mode == FAKE_CPU_RDTSCP) {
+			/* A new conversion, TSC_AUX not the CPU after it. */
+			struct perfclock *c2 = perfclock_open_perf_page(&pc);
+
+			perfclock_horizon_cpu(c2, &h, &cpu);
+			fake_tsc_aux_add = 1;
+			perf_page_convert(&pc, 1000);
+			tap_ok(perfclock_horizon_cpu(c2, &h, &cpu) == -EOPNOTSUPP,
+			       "percpu: perf page (%s): a new conversion after which TSC_AUX is not the CPU: EOPNOTSUPP",
+			       how);
+			fake_tsc_aux_add = 0;
+			perf_page_convert(&pc, 0);
+			perfclock_close(c2);
+		}
 		pc.cap_user_time_zero = 0;
 		tap_ok(perfclock_horizon_cpu(c, &h, &cpu) == -EOPNOTSUPP,
 		       "percpu: perf page (%s): time_zero withdrawn: EOPNOTSUPP",
 		       how);
+		pc.cap_user_time_zero = 1;
+		perf_page_restarts(c, &pc, how, mode == FAKE_CPU_RDTSCP);
 	} else {
 		tap_ok(!(info.flags & PERFCLOCK_CLOCK_HORIZON_PERCPU) &&
 		       perfclock_horizon_cpu(c, &h, &cpu) == -EOPNOTSUPP &&
