@@ -17,6 +17,7 @@
 #include "libperfclock.h"
 #include "perfclock_reader.h"
 #include "internal.h"
+#include "queue_internal.h"
 #include "reader_internal.h"
 
 #define FREE_BATCHES	4	/* kept per thread for reuse */
@@ -97,9 +98,18 @@ static int push_batch(struct perfclock_reader *r, const struct reader_batch *b,
 			if (ret > 0)
 				ret = -ECANCELED;
 		} else {
+			/*
+			 * A push delivers too: a LATE record at once, and the
+			 * oldest (FORCED) when the memory cap is reached. Both
+			 * are delivered events, counted as the flushes' are.
+			 */
+			uint64_t before = r->q->st.emitted + r->q->st.late;
+
 			rr->shared.records++;
 			ret = perfclock_queue_push(r->q, e->ring, e->time,
 						   e + 1, e->size);
+			*delivered += (int64_t)(r->q->st.emitted +
+						r->q->st.late - before);
 		}
 		if (ret && !err)
 			err = ret;
