@@ -203,12 +203,27 @@ int perfclock_reader__drain(struct reader_ring *rr, struct reader_batch *b,
 	return err;
 }
 
+/*
+ * Publish what ring rr's drains counted (the ring's losses, its resets)
+ * to its shared stats: under its thread's lock, or with the threads
+ * joined.
+ */
+void perfclock_reader__ring_stats(struct reader_ring *rr)
+{
+	struct perfclock_ring_stats rs;
+
+	perfclock_ring_get_stats(rr->ring, &rs);
+	rr->shared.lost_records = rs.lost_records;
+	rr->shared.lost = rs.lost;
+	rr->shared.lost_samples = rs.lost_samples;
+	rr->shared.errors = rr->errors;
+}
+
 /* Hand the batch and the round's horizon over (THE HAND-OFF above). */
 static void handoff(struct reader_thread *th, int have_h, uint64_t h,
 		    const uint32_t gen[2], int err)
 {
 	struct perfclock_reader *r = th->r;
-	struct perfclock_ring_stats rs;
 	struct reader_batch *b = th->cur;
 	int i;
 
@@ -235,15 +250,8 @@ static void handoff(struct reader_thread *th, int have_h, uint64_t h,
 	}
 	if (err && !th->err)
 		th->err = err;
-	for (i = 0; i < th->nr; i++) {
-		struct reader_ring *rr = th->rings[i];
-
-		perfclock_ring_get_stats(rr->ring, &rs);
-		rr->shared.lost_records = rs.lost_records;
-		rr->shared.lost = rs.lost;
-		rr->shared.lost_samples = rs.lost_samples;
-		rr->shared.errors = rr->errors;
-	}
+	for (i = 0; i < th->nr; i++)
+		perfclock_reader__ring_stats(th->rings[i]);
 	pthread_mutex_unlock(&th->lock);
 	/* None free: a new one now, or at the next round (round_once()). */
 	if (!th->cur)

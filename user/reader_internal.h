@@ -126,6 +126,8 @@ struct perfclock_reader {
  */
 int perfclock_reader__drain(struct reader_ring *rr, struct reader_batch *b,
 			    uint64_t *errors);
+/* Copy ring rr's loss and error counts into its shared stats. */
+void perfclock_reader__ring_stats(struct reader_ring *rr);
 void perfclock_reader__join(struct perfclock_reader *r);
 void perfclock_reader__release(struct perfclock_reader *r);
 

@@ -317,6 +317,11 @@ PERFCLOCK_API int64_t perfclock_reader_stop(struct perfclock_reader *r)
 		n = push_batch(r, &b, &delivered);
 		if (n && !err)
 			err = (int)n;
+		/*
+		 * What this last drain counted (LOST records, a reset): the
+		 * threads, joined, no longer publish it at their hand-off.
+		 */
+		perfclock_reader__ring_stats(&r->ring[i]);
 	}
 	free(b.buf);
 	n = perfclock_queue_flush_all(r->q);
