@@ -7,7 +7,9 @@
  * moves past data_head, and the queue delivers every pushed record.
  *
  * Input: [0] data size 64 << (b % 7); [1] flags (1: pre-4.1 header
- * layout, 2: sample_id_all, 4: no attr, 8: raw head/tail, bits 5-7: unused);
+ * layout, 2: sample_id_all, 4: no attr, 8: raw head/tail; bits 5-7: the
+ * mode, 1 or 3: shared rings and the drain, 2: shared rings and the
+ * threaded reader, fuzz_evring.c, from input[2] on; else this one);
  * [2..9] head (or head - tail); [10..17] tail; [18..25] sample_type;
  * rest: the data area (zero padded), then, if left over, further head
  * advances for later passes.
@@ -19,6 +21,7 @@
 #include <linux/perf_event.h>
 
 #include "libperfclock.h"
+#include "fuzz_evring.h"
 
 #define PAGE 4096
 
@@ -56,6 +59,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *in, size_t len)
 	unsigned char *m;
 	int pass;
 
+	if (len >= 2 && (in[1] >> 5) >= 1 && (in[1] >> 5) <= 3)
+		return fuzz_evring(in + 2, len - 2, (in[1] >> 5) == 2);
 	if (len < 26)
 		return 0;
 	size = 64ULL << (in[0] % 7);
