@@ -97,7 +97,7 @@ extern char first_violation[1024];
 /* Operation counters, for the summary. */
 enum { OP_OPEN, OP_CLOSE, OP_DUP, OP_IOCTL, OP_IOCTL_BAD, OP_IOCTL_OTHER,
 	OP_RW, OP_MMAP, OP_MUNMAP, OP_MPROTECT, OP_MREMAP, OP_MADVISE,
-	OP_PAGE, OP_RMMOD, OP_NR };
+	OP_PAGE, OP_RMMOD, OP_HORIZON, OP_NR };
 extern atomic_ullong op_count[OP_NR];
 
 /* ---- random numbers: splitmix64, one stream per context ------------------- */
@@ -166,6 +166,11 @@ struct ctx {
 	uint64_t last_count;
 	int have_page;
 	char call[256];		/* the call being checked */
+	/* GET_HORIZON history, this module instance: generation, perf_clock() */
+	int have_hz;
+	uint32_t hz_gen;
+	uint64_t hz_perf_ns;
+	int have_hz_perf;
 };
 
 /* The MAP_FIXED arena (fuzz_ops.c). */
@@ -185,6 +190,9 @@ void check_time(struct ctx *c, const struct perfclock_time *t);
 void check_info(struct ctx *c, const struct perfclock_info *in);
 int do_ioctl(int fd, unsigned long cmd, void *arg);
 void check_page(struct ctx *c, const struct perfclock_page *pg);
+int horizon_want(const struct ctx *c, const struct perfclock_horizon *in);
+void check_horizon(struct ctx *c, const struct perfclock_horizon *in,
+		   const struct perfclock_horizon *h, const struct timespec *before);
 void *bad_pointer(struct ctx *c, size_t size, char *what, size_t wlen);
 void fault_handler(int sig, siginfo_t *si, void *uc);
 
@@ -204,6 +212,7 @@ void op_mprotect(struct ctx *c);
 void op_mremap(struct ctx *c);
 void op_madvise(struct ctx *c);
 void op_page(struct ctx *c);
+void op_horizon(struct ctx *c);
 
 /* fuzz_rounds.c: the module, contexts, and the rounds. */
 int load_module(struct ctx *c, const char *params);

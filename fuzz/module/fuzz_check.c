@@ -256,6 +256,101 @@ void check_page(struct ctx *c, const struct perfclock_page *pg)
 	}
 }
 
+/* ---- GET_HORIZON ------------------------------------------------------------------ */
+
+/*
+ * What GET_HORIZON owes a request it could read, in the order
+ * perfclock_ioctl_get_horizon() checks (perfclock_ioctl.h): EINVAL for a
+ * flag it does not know, a reserved field set or a clock it does not
+ * serve. 0 otherwise: this program runs as root, and EXPEDITED needs
+ * CAP_PERFMON or CAP_SYS_ADMIN (EPERM without).
+ */
+int horizon_want(const struct ctx *c, const struct perfclock_horizon *in)
+{
+	(void)c;
+	int id = in->clockid;
+
+	if ((in->flags & ~PERFCLOCK_HORIZON_EXPEDITED) || in->__reserved0 ||
+	    in->reserved[0])
+		return EINVAL;
+	if (id != PERFCLOCK_HORIZON_PERF_CLOCK && id != CLOCK_REALTIME &&
+	    id != CLOCK_MONOTONIC && id != CLOCK_MONOTONIC_RAW &&
+	    id != CLOCK_BOOTTIME && id != CLOCK_TAI)
+		return EINVAL;
+	return 0;
+}
+
+static uint64_t ts_ns(const struct timespec *ts)
+{
+	return (uint64_t)ts->tv_sec * 1000000000ULL + (uint64_t)ts->tv_nsec;
+}
+
+/*
+ * Check a horizon GET_HORIZON handed out for request in. before: the
+ * clock asked for (a clockid) and CLOCK_MONOTONIC, read just before the
+ * call. Only what the header promises: the request's fields come back
+ * as they were, the reserved ones zero; the generation is 1 at load and
+ * only bumped; the horizon is read at the call ("Read the horizon now,
+ * wait for a grace period, return it"), so a clockid's lies between
+ * reads of that clock around the call (give or take the NMI-safe
+ * accessors perf stamps with, and a set of REALTIME or TAI), and
+ * perf_clock()'s is one every CPU's clock had reached (perfclock.c,
+ * point 4 of the proof): not above a later GET_TIME where the clock is
+ * one (STABLE), and within a generation never below an earlier one
+ * (only a new generation may restart them SMALLER).
+ */
+void check_horizon(struct ctx *c, const struct perfclock_horizon *in,
+		   const struct perfclock_horizon *h, const struct timespec *before)
+{
+	struct timespec after[2];
+	uint64_t b, a, slack, ref;
+	uint32_t tflags = 0;
+
+	clock_gettime(CLOCK_MONOTONIC, &after[1]);
+	if (h->clockid != in->clockid || h->flags != in->flags)
+		violation(c, "clockid %d flags %#x came back as %d %#x",
+			  in->clockid, in->flags, h->clockid, h->flags);
+	if (h->__reserved0 || h->reserved[0])
+		violation(c, "reserved fields %#x %#" PRIx64 " on output",
+			  h->__reserved0, (uint64_t)h->reserved[0]);
+	if (!h->ns)
+		violation(c, "horizon 0");
+	if (h->wait_ns > ts_ns(&after[1]) - ts_ns(&before[1]))
+		violation(c, "wait_ns %" PRIu64 " longer than the call (%" PRIu64 " ns)",
+			  (uint64_t)h->wait_ns, ts_ns(&after[1]) - ts_ns(&before[1]));
+	if (!h->generation)
+		violation(c, "generation 0 (1 at load)");
+	if (c->have_hz && h->generation < c->hz_gen)
+		violation(c, "generation %u after %u", h->generation, c->hz_gen);
+	if (!c->have_hz || h->generation != c->hz_gen)
+		c->have_hz_perf = 0;
+	c->have_hz = 1;
+	c->hz_gen = h->generation;
+	if (in->clockid == PERFCLOCK_HORIZON_PERF_CLOCK) {
+		if (c->have_hz_perf && h->ns < c->hz_perf_ns)
+			violation(c, "perf_clock() horizon %" PRIu64 " below an earlier one %" PRIu64
+				  " of the same generation %u", (uint64_t)h->ns, c->hz_perf_ns,
+				  h->generation);
+		c->have_hz_perf = 1;
+		c->hz_perf_ns = h->ns;
+		ref = ref_read(c, &tflags);
+		if (ref && (tflags & PERFCLOCK_TIME_STABLE) &&
+		    !(tflags & PERFCLOCK_TIME_RESET_PENDING) && h->ns > ref)
+			violation(c, "perf_clock() horizon %" PRIu64 " above a later GET_TIME %" PRIu64,
+				  (uint64_t)h->ns, ref);
+		return;
+	}
+	clock_gettime(in->clockid, &after[0]);
+	b = ts_ns(&before[0]);
+	a = ts_ns(&after[0]);
+	slack = in->clockid == CLOCK_REALTIME || in->clockid == CLOCK_TAI ?
+		1000000000ULL : 10000000ULL;
+	if (h->ns + slack < b || h->ns > a + slack)
+		violation(c, "clock %d: horizon %" PRIu64 " outside [%" PRIu64 ", %" PRIu64
+			  "], the clock read around the call (slack %" PRIu64 ")",
+			  in->clockid, (uint64_t)h->ns, b, a, slack);
+}
+
 /* ---- pointers -------------------------------------------------------------------- */
 
 /* A pointer the kernel must refuse for a write of @size bytes. */

@@ -571,3 +571,101 @@ void op_page(struct ctx *c)
 		  m->zapped ? " after MADV_DONTNEED (->fault must refill it)" : "");
 }
 
+/*
+ * GET_HORIZON: valid requests for every clock it serves, and requests one
+ * field away (a clockid it does not serve, an unknown flag, a reserved
+ * field set), on good and bad pointers, with garbage in the out-only
+ * fields (generation is "ignored on input"). A valid request waits for a
+ * grace period (WHO ARMS WHAT in perfclock_ioctl.h): a normal one is
+ * slow, so most valid requests are EXPEDITED, which is quick.
+ */
+void op_horizon(struct ctx *c)
+{
+	static const int32_t good[] = { PERFCLOCK_HORIZON_PERF_CLOCK,
+		PERFCLOCK_HORIZON_PERF_CLOCK, CLOCK_REALTIME, CLOCK_MONOTONIC,
+		CLOCK_MONOTONIC_RAW, CLOCK_BOOTTIME, CLOCK_TAI };
+	static const int32_t bad[] = { -2, CLOCK_PROCESS_CPUTIME_ID,
+		CLOCK_THREAD_CPUTIME_ID, CLOCK_REALTIME_COARSE, CLOCK_MONOTONIC_COARSE,
+		8 /* REALTIME_ALARM */, 9 /* BOOTTIME_ALARM */, 10, 12, 15,
+		PERFCLOCK_HORIZON_CLOCKIDS, 31, 32, 64, INT32_MIN, INT32_MAX };
+	size_t size = sizeof(struct perfclock_horizon);
+	struct fdent *f = pick_fd(c);
+	struct perfclock_horizon in, h;
+	struct perfclock_info info;
+	struct timespec before[2];
+	char what[64] = "valid";
+	int want, err;
+	char *p;
+
+	op_count[OP_HORIZON]++;
+	if (!f)
+		return;
+	memset(&in, 0, sizeof(in));
+	in.clockid = good[below(&c->rng, sizeof(good) / sizeof(good[0]))];
+	if (chance(&c->rng, 60))
+		in.flags = PERFCLOCK_HORIZON_EXPEDITED;
+	in.ns = rnd(&c->rng);
+	in.wait_ns = rnd(&c->rng);
+	in.generation = chance(&c->rng, 50) ? (uint32_t)rnd(&c->rng) : 0;
+	switch (below(&c->rng, 10)) {
+	case 0: case 1:
+		in.clockid = bad[below(&c->rng, sizeof(bad) / sizeof(bad[0]))];
+		break;
+	case 2:
+		in.flags |= 1u << (1 + below(&c->rng, 31));
+		break;
+	case 3:
+		in.__reserved0 = 1u << below(&c->rng, 32);
+		break;
+	case 4:
+		in.reserved[0] = 1ULL << below(&c->rng, 64);
+		break;
+	}
+	/* Few waits for a normal grace period: tens of ms in the guest. */
+	if (!horizon_want(c, &in) && !(in.flags & PERFCLOCK_HORIZON_EXPEDITED) &&
+	    !chance(&c->rng, 25))
+		in.flags |= PERFCLOCK_HORIZON_EXPEDITED;
+	want = horizon_want(c, &in);
+	if (chance(&c->rng, 15)) {
+		p = bad_pointer(c, size, what, sizeof(what));
+		/* The clock page's words would be read as a request. */
+		if (strstr(what, "clock page"))
+			return;
+		/*
+		 * Nothing readable, or (the read-only page, zeros: CLOCK_REALTIME,
+		 * valid) nothing writable: EFAULT, before or after the wait.
+		 */
+		want = EFAULT;
+	} else {
+		switch (below(&c->rng, 3)) {
+		case 0: p = c->scratch + page_size - size; break;
+		case 1: p = c->scratch + 1 + below(&c->rng, 7); break;
+		default: p = c->scratch + below(&c->rng, page_size - size); break;
+		}
+		memcpy(p, &in, size);
+	}
+	if (f->acc < 0)
+		want = EBADF;
+	memset(before, 0, sizeof(before));
+	if (in.clockid >= 0 && !horizon_want(c, &in))
+		clock_gettime(in.clockid, &before[0]);
+	clock_gettime(CLOCK_MONOTONIC, &before[1]);
+	CALL(c, "ioctl(%d, GET_HORIZON, %p [%s] {clockid %d, flags %#x, __reserved0 %#x, reserved %#" PRIx64 "})",
+	     f->fd, (void *)p, what, in.clockid, in.flags, in.__reserved0,
+	     (uint64_t)in.reserved[0]);
+	err = do_ioctl(f->fd, PERFCLOCK_IOC_GET_HORIZON, p);
+	/*
+	 * perf_clock() refused (PERFCLOCK_INFO_PERF_HORIZON_REFUSED), or a
+	 * sched_clock reset not over in 10 s: EOPNOTSUPP, which only an
+	 * unstable clock can give.
+	 */
+	if (!want && err == EOPNOTSUPP && in.clockid == PERFCLOCK_HORIZON_PERF_CLOCK &&
+	    !do_ioctl(f->fd, PERFCLOCK_IOC_GET_INFO, &info) &&
+	    ((info.flags & PERFCLOCK_INFO_PERF_HORIZON_REFUSED) ||
+	     !(info.flags & PERFCLOCK_INFO_SCHED_CLOCK_STABLE)))
+		want = EOPNOTSUPP;
+	if (!expect(c, err, want) || err)
+		return;
+	memcpy(&h, p, size);
+	check_horizon(c, &in, &h, before);
+}

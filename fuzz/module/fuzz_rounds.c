@@ -94,6 +94,7 @@ void unload_reload(struct ctx *c)
 		close(fd);
 	c->have_last = 0;	/* a new module: page and clock history start over */
 	c->have_page = 0;
+	c->have_hz = 0;		/* and its horizon generations, from 1 */
 }
 
 void op_rmmod(struct ctx *c)
@@ -144,7 +145,7 @@ void one_op(struct ctx *c)
 		{ op_open, 10 }, { op_close, 7 }, { op_dup, 2 }, { op_ioctl_good, 14 },
 		{ op_ioctl_bad, 8 }, { op_ioctl_other, 8 }, { op_rw, 3 }, { op_mmap, 12 },
 		{ op_munmap, 6 }, { op_mprotect, 5 }, { op_mremap, 4 }, { op_madvise, 5 },
-		{ op_page, 12 }, { op_rmmod, 3 },
+		{ op_page, 12 }, { op_rmmod, 3 }, { op_horizon, 4 },
 	};
 	int total = 0, i, r;
 
@@ -242,7 +243,7 @@ void sweep_magic(struct ctx *c)
 			}
 out:
 	close(fd);
-	printf("%s - fuzz: every command of magic %#x answers ENOTTY but GET_TIME and GET_INFO (%" PRIu64 " commands)\n",
+	printf("%s - fuzz: every command of magic %#x answers ENOTTY but GET_TIME, GET_INFO and GET_HORIZON (%" PRIu64 " commands)\n",
 	       violations ? "not ok" : "ok", PERFCLOCK_IOC_MAGIC, n);
 	fflush(stdout);
 }

@@ -27,7 +27,10 @@
  * 256 numbers x a set of sizes, and every size for numbers 1 and 2).
  *
  * Operations: open (all access modes, O_PATH, bad flags) / dup / close;
- * ioctl with the two commands and with any other command, on pointers that
+ * ioctl with the three commands (GET_HORIZON with every clock it serves
+ * and requests one field away: flags, reserved fields, clockids; its
+ * answer checked against the clock read around it) and with any other
+ * command, on pointers that
  * are valid, misaligned, NULL, unmapped, read-only, straddling a guard
  * page, kernel or non-canonical addresses; read/write; mmap with random
  * lengths, offsets, protections and flags (MAP_FIXED into a reserved
@@ -70,7 +73,7 @@ char first_violation[1024];
 
 static const char *const op_names[OP_NR] = { "open", "close", "dup", "ioctl",
 	"ioctl-badptr", "ioctl-other", "read/write", "mmap", "munmap",
-	"mprotect", "mremap", "madvise", "page-read", "rmmod" };
+	"mprotect", "mremap", "madvise", "page-read", "rmmod", "horizon" };
 atomic_ullong op_count[OP_NR];
 
 /* ---- main ---------------------------------------------------------------------------- */
