@@ -166,6 +166,11 @@ struct ctx {
 	uint64_t last_count;
 	int have_page;
 	char call[256];		/* the call being checked */
+	/*
+	 * Dropped to an unprivileged uid, no capabilities (round_unpriv()):
+	 * the privileged requests must fail, with the documented errno.
+	 */
+	int unpriv;
 	/* GET_HORIZON history, this module instance: generation, perf_clock() */
 	int have_hz;
 	uint32_t hz_gen;
@@ -224,5 +229,6 @@ void sweep_magic(struct ctx *c);
 void round_single(long round);
 void round_threads(long round);
 void round_fork(long round);
+void round_unpriv(long round);
 
 #endif

@@ -262,12 +262,11 @@ void check_page(struct ctx *c, const struct perfclock_page *pg)
  * What GET_HORIZON owes a request it could read, in the order
  * perfclock_ioctl_get_horizon() checks (perfclock_ioctl.h): EINVAL for a
  * flag it does not know, a reserved field set or a clock it does not
- * serve. 0 otherwise: this program runs as root, and EXPEDITED needs
- * CAP_PERFMON or CAP_SYS_ADMIN (EPERM without).
+ * serve; then EPERM for PERFCLOCK_HORIZON_EXPEDITED without CAP_PERFMON
+ * or CAP_SYS_ADMIN (the caller's, at the call). 0 otherwise.
  */
 int horizon_want(const struct ctx *c, const struct perfclock_horizon *in)
 {
-	(void)c;
 	int id = in->clockid;
 
 	if ((in->flags & ~PERFCLOCK_HORIZON_EXPEDITED) || in->__reserved0 ||
@@ -277,6 +276,8 @@ int horizon_want(const struct ctx *c, const struct perfclock_horizon *in)
 	    id != CLOCK_MONOTONIC && id != CLOCK_MONOTONIC_RAW &&
 	    id != CLOCK_BOOTTIME && id != CLOCK_TAI)
 		return EINVAL;
+	if ((in->flags & PERFCLOCK_HORIZON_EXPEDITED) && c->unpriv)
+		return EPERM;
 	return 0;
 }
 

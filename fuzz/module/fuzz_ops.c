@@ -10,6 +10,25 @@ int arena_used[ARENA_SLOTS];
 
 /* ---- operations --------------------------------------------------------------- */
 
+/*
+ * Unprivileged (uid and gid 65534, no groups, no capabilities): the
+ * device's "other" bits decide, as the module's mode parameter set them
+ * (0444 by default; unload_reload() loads it with others). O_PATH needs
+ * none.
+ */
+static int dev_access(int acc)
+{
+	struct stat st;
+	unsigned int need;
+
+	if (acc < 0)
+		return 0;
+	if (stat(DEV, &st))
+		return errno;
+	need = acc == O_RDONLY ? S_IROTH : acc == O_WRONLY ? S_IWOTH : S_IROTH | S_IWOTH;
+	return (st.st_mode & need) == need ? 0 : EACCES;
+}
+
 void op_open(struct ctx *c)
 {
 	static const int accs[] = { O_RDONLY, O_WRONLY, O_RDWR };
@@ -44,9 +63,9 @@ void op_open(struct ctx *c)
 		flags = O_PATH | O_CLOEXEC;
 		acc = -1;
 	}
-	CALL(c, "open(%s, %#x)", DEV, flags);
+	CALL(c, "open(%s, %#x)%s", DEV, flags, c->unpriv ? " as uid 65534" : "");
 	fd = open(DEV, flags);
-	if (!expect(c, fd < 0 ? errno : 0, 0))
+	if (!expect(c, fd < 0 ? errno : 0, c->unpriv ? dev_access(acc) : 0) || fd < 0)
 		return;
 	c->fds[c->nfds].fd = fd;
 	c->fds[c->nfds].acc = acc;
@@ -289,6 +308,9 @@ void op_mmap(struct ctx *c)
 	for (i = 0; i < (int)(sizeof(extras) / sizeof(extras[0])); i++)
 		if (chance(&c->rng, 5))
 			flags |= extras[i];
+	/* Unprivileged, MAP_LOCKED's answer is RLIMIT_MEMLOCK's, not ours. */
+	if (c->unpriv)
+		flags &= ~MAP_LOCKED;
 	if (c->single && chance(&c->rng, 30)) {
 		/* Never more than the slot: MAP_FIXED would clobber what follows. */
 		if (len > (uint64_t)page_size)
@@ -577,7 +599,8 @@ void op_page(struct ctx *c)
  * field set), on good and bad pointers, with garbage in the out-only
  * fields (generation is "ignored on input"). A valid request waits for a
  * grace period (WHO ARMS WHAT in perfclock_ioctl.h): a normal one is
- * slow, so most valid requests are EXPEDITED, which is quick.
+ * slow, so most valid requests are EXPEDITED, which is quick for the
+ * privileged and EPERM for the others.
  */
 void op_horizon(struct ctx *c)
 {
@@ -650,9 +673,9 @@ void op_horizon(struct ctx *c)
 	if (in.clockid >= 0 && !horizon_want(c, &in))
 		clock_gettime(in.clockid, &before[0]);
 	clock_gettime(CLOCK_MONOTONIC, &before[1]);
-	CALL(c, "ioctl(%d, GET_HORIZON, %p [%s] {clockid %d, flags %#x, __reserved0 %#x, reserved %#" PRIx64 "})",
+	CALL(c, "ioctl(%d, GET_HORIZON, %p [%s] {clockid %d, flags %#x, __reserved0 %#x, reserved %#" PRIx64 "})%s",
 	     f->fd, (void *)p, what, in.clockid, in.flags, in.__reserved0,
-	     (uint64_t)in.reserved[0]);
+	     (uint64_t)in.reserved[0], c->unpriv ? " as uid 65534" : "");
 	err = do_ioctl(f->fd, PERFCLOCK_IOC_GET_HORIZON, p);
 	/*
 	 * perf_clock() refused (PERFCLOCK_INFO_PERF_HORIZON_REFUSED), or a

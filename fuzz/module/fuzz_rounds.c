@@ -3,6 +3,9 @@
  * perfclock_fuzz's module load and unload, its contexts, and its rounds
  * (see perfclock_fuzz.c).
  */
+#include <grp.h>
+#include <linux/capability.h>
+
 #include "fuzz.h"
 
 /* Does this context itself keep the module pinned (O_PATH fds do not)? */
@@ -103,6 +106,15 @@ void op_rmmod(struct ctx *c)
 	int kind = below(&c->rng, 10);
 
 	op_count[OP_RMMOD]++;
+	if (c->unpriv) {
+		/* delete_module() asks for CAP_SYS_MODULE before anything. */
+		CALL(c, "delete_module(\"%s\", O_NONBLOCK) as uid 65534",
+		     kind ? "perfclock" : "perfclock_nonexistent");
+		expect(c, syscall(SYS_delete_module,
+				  kind ? "perfclock" : "perfclock_nonexistent",
+				  O_NONBLOCK) ? errno : 0, EPERM);
+		return;
+	}
 	if (kind == 0) {
 		CALL(c, "delete_module(\"perfclock_nonexistent\", O_NONBLOCK)");
 		expect(c, syscall(SYS_delete_module, "perfclock_nonexistent", O_NONBLOCK) ? errno : 0,
@@ -327,11 +339,31 @@ void round_threads(long round)
 	close(anchor);
 }
 
+/* Wait for a forked child: its exit status carries its violations. */
+static void wait_child(struct ctx *c, pid_t pid, long round)
+{
+	int status;
+
+	CALL(c, "waitpid(child %d)", pid);
+	if (waitpid(pid, &status, 0) != pid)
+		violation(c, "waitpid: %s", strerror(errno));
+	else if (WIFSIGNALED(status))
+		violation(c, "child killed by signal %d", WTERMSIG(status));
+	else if (WEXITSTATUS(status)) {
+		atomic_fetch_add(&violations, 1);
+		atomic_store(&stop, 1);
+		if (!first_violation[0])
+			snprintf(first_violation, sizeof(first_violation),
+				 "seed %" PRIu64 " round %ld: in the forked child (see above)",
+				 opt.seed, round);
+	}
+}
+
 void round_fork(long round)
 {
 	struct ctx c;
 	pid_t pid;
-	int status, i;
+	int i;
 
 	ctx_init(&c, "fork-parent", round, round_seed(round, 4));
 	c.single = 1;
@@ -362,19 +394,95 @@ void round_fork(long round)
 	/* The child may hold what it inherited: unload only after it is gone. */
 	c.may_hold_outside = 1;
 	run_ops(&c, below(&c.rng, 60));
-	CALL(&c, "waitpid(child %d)", pid);
-	if (waitpid(pid, &status, 0) != pid)
-		violation(&c, "waitpid: %s", strerror(errno));
-	else if (WIFSIGNALED(status))
-		violation(&c, "child killed by signal %d", WTERMSIG(status));
-	else if (WEXITSTATUS(status)) {
-		atomic_fetch_add(&violations, 1);
-		atomic_store(&stop, 1);
-		if (!first_violation[0])
-			snprintf(first_violation, sizeof(first_violation),
-				 "seed %" PRIu64 " round %ld: in the forked child (see above)",
-				 opt.seed, round);
+	wait_child(&c, pid, round);
+	ctx_cleanup(&c);
+}
+
+/*
+ * Become uid and gid 65534 with no supplementary groups. setresuid() from
+ * root to non-root clears the permitted, effective and ambient
+ * capabilities (capabilities(7), "Effect of user ID changes"); capget()
+ * says whether it did, rather than trusting it. 0, or -1 (a violation:
+ * the fuzzer runs as root).
+ */
+static int drop_privileges(struct ctx *c)
+{
+	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct d[2];
+
+	CALL(c, "setgroups(0) + setresgid(65534) + setresuid(65534)");
+	if (setgroups(0, NULL) || setresgid(65534, 65534, 65534) ||
+	    setresuid(65534, 65534, 65534)) {
+		violation(c, "%s (run as root)", strerror(errno));
+		return -1;
 	}
+	CALL(c, "capget() as uid 65534");
+	memset(d, 0, sizeof(d));
+	if (syscall(SYS_capget, &hdr, d)) {
+		violation(c, "%s", strerror(errno));
+		return -1;
+	}
+	if (d[0].effective || d[1].effective || d[0].permitted || d[1].permitted ||
+	    geteuid() != 65534 || getegid() != 65534) {
+		violation(c, "still privileged: euid %d egid %d, effective %#x %#x, permitted %#x %#x",
+			  (int)geteuid(), (int)getegid(), d[0].effective, d[1].effective,
+			  d[0].permitted, d[1].permitted);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * The same operations without privilege: a child drops to uid 65534 and
+ * no capabilities, keeping one fd it opened as root (an fd's opener does
+ * not lend its capabilities: the module asks perfmon_capable() at each
+ * call). Then an EXPEDITED GET_HORIZON is EPERM, delete_module() EPERM,
+ * open() what the device's mode grants others, and everything else as
+ * for root.
+ */
+void round_unpriv(long round)
+{
+	struct perfclock_horizon h;
+	struct ctx c;
+	pid_t pid;
+	int fd;
+
+	ctx_init(&c, "unpriv-parent", round, round_seed(round, 6));
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		snprintf(c.name, sizeof(c.name), "unpriv");
+		c.single = 1;
+		c.may_hold_outside = 1;	/* the parent may reload after: never here */
+		CALL(&c, "open(%s) as root, before dropping privileges", DEV);
+		fd = open(DEV, O_RDONLY | O_CLOEXEC);
+		if (expect(&c, fd < 0 ? errno : 0, 0)) {
+			c.fds[0].fd = fd;
+			c.fds[0].acc = O_RDONLY;
+			c.nfds = 1;
+		}
+		if (!drop_privileges(&c)) {
+			c.unpriv = 1;
+			if (c.nfds) {
+				memset(&h, 0, sizeof(h));
+				h.clockid = PERFCLOCK_HORIZON_PERF_CLOCK;
+				h.flags = PERFCLOCK_HORIZON_EXPEDITED;
+				CALL(&c, "ioctl(%d [opened as root], GET_HORIZON, EXPEDITED) as uid 65534",
+				     c.fds[0].fd);
+				expect(&c, do_ioctl(c.fds[0].fd, PERFCLOCK_IOC_GET_HORIZON, &h), EPERM);
+			}
+			run_ops(&c, 20 + below(&c.rng, 100));
+		}
+		ctx_cleanup(&c);
+		fflush(stdout);
+		_exit(violations ? 1 : 0);
+	}
+	if (pid < 0) {
+		perror("perfclock_fuzz: fork");
+		ctx_cleanup(&c);
+		return;
+	}
+	wait_child(&c, pid, round);
 	ctx_cleanup(&c);
 }
 

@@ -22,7 +22,12 @@
  *  - threads: N threads on private and shared fds and mappings, rmmod
  *    attempts while an anchor fd is held;
  *  - fork: a child inherits fds and mappings (minus MADV_DONTFORK ones)
- *    and runs its own operations while the parent runs others.
+ *    and runs its own operations while the parent runs others;
+ *  - unpriv: a child drops to uid 65534, no groups and no capabilities,
+ *    keeping an fd it opened as root, and runs the same operations:
+ *    what needs CAP_PERFMON (an EXPEDITED GET_HORIZON) or
+ *    CAP_SYS_MODULE must fail with EPERM, open() follow the device's
+ *    mode, the rest answer as for root.
  * Round 0 also sweeps every command in the 0xB2 magic (4 directions x
  * 256 numbers x a set of sizes, and every size for numbers 1 and 2).
  *
@@ -167,12 +172,14 @@ int main(int argc, char **argv)
 		struct rng r = { round_seed(round, 0) };
 		int kind = below(&r, 100);
 
-		if (kind < 60)
+		if (kind < 55)
 			round_single(round);
-		else if (kind < 85)
+		else if (kind < 80)
 			round_threads(round);
-		else
+		else if (kind < 92)
 			round_fork(round);
+		else
+			round_unpriv(round);
 		rounds++;
 		if (opt.round >= 0)
 			break;
