@@ -63,9 +63,10 @@ perfclock_evring_config_init(struct perfclock_evring_config *cfg)
 /*
  * The online CPUs, from /sys/devices/system/cpu/online ("0-3,5"); if it
  * cannot be read, every configured CPU (those that are offline then fail
- * with ENODEV and are left out). Returns the count, or -errno.
+ * with ENODEV and are left out), *from_sysfs 0. Returns the count, or
+ * -errno. Also the threaded reader's, for its per-task horizon.
  */
-static int online_cpus(int **out, int *from_sysfs)
+int perfclock__online_cpus(int **out, int *from_sysfs)
 {
 	int n = 0, cap = 64, a, b, c;
 	int *cpus = malloc((size_t)cap * sizeof(*cpus));
@@ -226,7 +227,8 @@ perfclock_evring_open(const struct perfclock *clk,
 
 	if (!clk || !cfg || cfg->size < sizeof(*cfg) || !cfg->attrs ||
 	    !cfg->nr_attrs || cfg->nr_attrs > EVRING_MAX_ATTRS ||
-	    cfg->flags || pagesz <= 0) {
+	    (cfg->flags & ~PERFCLOCK_EVRING_PER_TASK) || pagesz <= 0 ||
+	    ((cfg->flags & PERFCLOCK_EVRING_PER_TASK) && cfg->pid < 0)) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -274,11 +276,32 @@ perfclock_evring_open(const struct perfclock *clk,
 			err = -EINVAL;
 			goto out;
 		}
+		/*
+		 * perf_mmap() refuses a per-task (cpu -1) event with inherit
+		 * ("all children writing to the same rb"): say it here.
+		 */
+		if ((cfg->flags & PERFCLOCK_EVRING_PER_TASK) &&
+		    cfg->attrs[k].inherit) {
+			perfclock__log(PERFCLOCK_LOG_ERR,
+				       "perfclock_evring_open: attrs[%u] has inherit: perf cannot map a per-task ring of an inherited event (PERFCLOCK_EVRING_PER_TASK)",
+				       k);
+			err = -EINVAL;
+			goto out;
+		}
 		/* Several events in one ring: perf's way to tell them apart. */
 		if (cfg->nr_attrs > 1)
 			attrs[k].sample_type |= PERF_SAMPLE_IDENTIFIER;
 	}
-	ncpu = online_cpus(&cpus, &from_sysfs);
+	if (cfg->flags & PERFCLOCK_EVRING_PER_TASK) {
+		/* One ring, cpu -1: the task's, wherever it runs. */
+		cpus = malloc(sizeof(*cpus));
+		ncpu = cpus ? 1 : -ENOMEM;
+		if (cpus)
+			cpus[0] = -1;
+		from_sysfs = 1;
+	} else {
+		ncpu = perfclock__online_cpus(&cpus, &from_sysfs);
+	}
 	if (ncpu < 0) {
 		err = ncpu;
 		goto out;

@@ -39,6 +39,15 @@ void perfclock_evring__check_enabled(struct perfclock_evring *er);
  * real-load test must catch). Process-wide; never set by the library.
  */
 void perfclock_reader__test_wrong_cpu(int on);
+/*
+ * Test only: the rule for a per-task ring's horizon. 0: the least of
+ * every online CPU's latest H_c (the reader's); 1 (wrong): the latest
+ * H_c of the CPU the ring's own thread last read; 2 (wrong): the
+ * greatest of them.
+ */
+void perfclock_reader__test_pertask_rule(int rule);
+/* evring.c: the online CPUs (*out, malloc'ed): the count or -errno. */
+int perfclock__online_cpus(int **out, int *from_sysfs);
 
 /*
  * evring_errors.c: a line to the tool's log callback, if it gave one

@@ -54,10 +54,20 @@ struct perfclock_evring_config {
 	const struct perf_event_attr *attrs;
 	uint32_t data_pages;		/* a power of two; default 64 */
 	int32_t pid;			/* perf_event_open's pid: -1 every task */
-	uint32_t flags;			/* none yet: 0 */
+	uint32_t flags;			/* PERFCLOCK_EVRING_* */
 	uint32_t reserved0;
 	uint64_t reserved[4];
 };
+
+/*
+ * struct perfclock_evring_config::flags. PER_TASK: one ring for task pid
+ * (pid >= 0), opened with cpu -1 (perf_event_open()'s per-task event:
+ * it follows the task across CPUs), instead of one ring per online CPU
+ * opened with cpu c. perfclock_evring_cpu() says -1 for it. perf refuses
+ * to mmap such an event with inherit (kernel/events/core.c: perf_mmap()):
+ * so does the open, EINVAL. Without a pid, EINVAL. (PERFCLOCK_0.3)
+ */
+#define PERFCLOCK_EVRING_PER_TASK	(1U << 0)
 
 void perfclock_evring_config_init(struct perfclock_evring_config *cfg);
 
@@ -90,7 +100,10 @@ void perfclock_evring_close(struct perfclock_evring *er);
 int perfclock_evring_enable(struct perfclock_evring *er);
 int perfclock_evring_disable(struct perfclock_evring *er);
 
-/* Rings are 0 .. nr_rings - 1, one per CPU, in CPU order. */
+/*
+ * Rings are 0 .. nr_rings - 1, one per CPU, in CPU order (one ring, CPU
+ * -1, with PERFCLOCK_EVRING_PER_TASK).
+ */
 int perfclock_evring_nr_rings(const struct perfclock_evring *er);
 struct perfclock_ring *perfclock_evring_ring(const struct perfclock_evring *er,
 					     int idx);
