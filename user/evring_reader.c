@@ -31,8 +31,25 @@
  * by default half the queue's memory cap: a merger that takes it all at
  * once pushes it into the queue, which then needs that much room or
  * emits early (PERFCLOCK_EVENT_FORCED) and what follows is late.
+ *
+ * THE PER-TASK HORIZON. The ring of a per-task event (cpu -1,
+ * PERFCLOCK_EVRING_PER_TASK) is written on whatever CPU its task runs
+ * on, each record stamped and published on one CPU in one
+ * non-preemptible section (docs/percpu-horizon.md, section 8). Every CPU
+ * online at start has a slot; the threads visit them all (each its run
+ * of CPUs, even a thread with no ring), read H_c on each and store it in
+ * its slot under r->slot_lock (unlock: a release after the read). The
+ * ring's thread then takes slot_lock (an acquire), takes the least valid
+ * H_c of one generation over EVERY slot, and only then drains the ring.
+ * A record stamped on CPU x below that minimum is below x's H_c, so it
+ * was published on x before x's read, which the unlock orders before
+ * the drain's load of data_head. A slot never read, or of another
+ * generation, holds the ring's horizon that round; a CPU whose H_c is
+ * lost for good (not pinned, read elsewhere, no H_c), or a change of the
+ * online CPUs, breaks them all: every per-task ring falls back for good.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
@@ -56,11 +73,16 @@
 #define MISMATCH_FALLBACK	3
 #define EAGAIN_TRIES		3
 
-static int test_wrong_cpu;
+static int test_wrong_cpu, test_pertask_rule;
 
 void perfclock_reader__test_wrong_cpu(int on)
 {
 	__atomic_store_n(&test_wrong_cpu, on, __ATOMIC_RELAXED);
+}
+
+void perfclock_reader__test_pertask_rule(int rule)
+{
+	__atomic_store_n(&test_pertask_rule, rule, __ATOMIC_RELAXED);
 }
 
 static int pin(int cpu)
@@ -93,24 +115,21 @@ static int neighbour_cpu(const struct perfclock_reader *r, int idx)
 }
 
 /*
- * H_c for ring rr: 0 and *h, *gen; 1: no horizon this round (hold the
- * last one: the read could not be tied to the ring's CPU); 2: the ring
- * fell back to perfclock_horizon() for good; -errno: an error.
+ * H_c read on CPU want (moving there first if visit): 0 and *h, *gen;
+ * 1: none this round (the read could not be tied to want); 2: none for
+ * good (not pinned, read elsewhere MISMATCH_FALLBACK times in a row, the
+ * clock has no H_c now); -errno: an error. *mismatch counts the reads
+ * off want in a row.
  */
-static int percpu_read(struct reader_thread *th, struct reader_ring *rr,
-		       uint64_t *h, uint32_t *gen)
+static int hc_read(struct reader_thread *th, int want, int visit,
+		   int *mismatch, uint64_t *h, uint32_t *gen)
 {
 	struct perfclock_reader *r = th->r;
-	int wrong = __atomic_load_n(&test_wrong_cpu, __ATOMIC_RELAXED);
-	int want = wrong ? neighbour_cpu(r, rr->idx) : rr->cpu;
 	uint32_t cpu = 0;
 	int tries, err = 0;
 
-	/* A thread of one CPU was pinned at start; others visit. */
-	if ((th->nr > 1 || wrong) && pin(want)) {
-		fall_back(th, rr);
+	if (visit && pin(want))
 		return 2;
-	}
 	for (tries = 0; tries < EAGAIN_TRIES; tries++) {
 		err = perfclock_horizon_cpu_gen(r->clk, h, &cpu, gen);
 		if (err != -EAGAIN)
@@ -120,21 +139,138 @@ static int percpu_read(struct reader_thread *th, struct reader_ring *rr,
 	if (err == -EAGAIN)
 		return 1;
 	/* perf's page withdrew time_zero (an unstable TSC): none now. */
-	if (err == -EOPNOTSUPP) {
-		fall_back(th, rr);
+	if (err == -EOPNOTSUPP)
 		return 2;
-	}
 	if (err)
 		return err;
 	if (cpu != (uint32_t)want) {
 		/* Not on its CPU: hotplug or a cpuset moved the thread. */
-		if (++rr->mismatch >= MISMATCH_FALLBACK) {
-			fall_back(th, rr);
+		if (++*mismatch >= MISMATCH_FALLBACK)
 			return 2;
-		}
 		return 1;
 	}
-	rr->mismatch = 0;
+	*mismatch = 0;
+	return 0;
+}
+
+/*
+ * H_c for ring rr: 0 and *h, *gen; 1: no horizon this round (hold the
+ * last one: the read could not be tied to the ring's CPU); 2: the ring
+ * fell back to perfclock_horizon() for good; -errno: an error.
+ */
+static int percpu_read(struct reader_thread *th, struct reader_ring *rr,
+		       uint64_t *h, uint32_t *gen)
+{
+	int wrong = __atomic_load_n(&test_wrong_cpu, __ATOMIC_RELAXED);
+	int want = wrong ? neighbour_cpu(th->r, rr->idx) : rr->cpu;
+	int ret;
+
+	/* A thread of one CPU was pinned at start; others visit. */
+	ret = hc_read(th, want, th->nr > 1 || wrong, &rr->mismatch, h, gen);
+	if (ret == 2)
+		fall_back(th, rr);
+	return ret;
+}
+
+/* THE PER-TASK HORIZON: a CPU lost; every per-task ring falls back. */
+static void slots_break(struct perfclock_reader *r)
+{
+	__atomic_store_n(&r->slots_broken, 1, __ATOMIC_RELAXED);
+}
+
+/*
+ * THE PER-TASK HORIZON, the threads' part: H_c on each CPU of the
+ * thread's run, each stored in its slot (raised only within its
+ * generation, as a thread's horizon). 0, 1 (a CPU gave none this round:
+ * its slot keeps its last), -errno.
+ */
+static int slots_read(struct reader_thread *th)
+{
+	struct perfclock_reader *r = th->r;
+	int i, ret, err = 0, none = 0;
+	uint64_t h;
+	uint32_t g;
+
+	if (__atomic_load_n(&r->slots_broken, __ATOMIC_RELAXED))
+		return 0;
+	for (i = 0; i < th->nr_slots; i++) {
+		struct reader_slot *sl = th->slots[i];
+
+		/* A thread of one CPU was pinned at start; others visit. */
+		ret = hc_read(th, sl->cpu, th->nr_slots > 1, &sl->mismatch,
+			      &h, &g);
+		if (ret == 2) {
+			slots_break(r);
+			return 0;
+		}
+		if (ret < 0 && !err)
+			err = ret;
+		if (ret) {
+			none = 1;
+			continue;
+		}
+		pthread_mutex_lock(&r->slot_lock);
+		if (!sl->valid || g != sl->gen || h > sl->h) {
+			sl->h = h;
+			sl->gen = g;
+			sl->valid = 1;
+		}
+		pthread_mutex_unlock(&r->slot_lock);
+	}
+	return err ? err : none;
+}
+
+/*
+ * Have the online CPUs changed since start? A CPU that came online has
+ * no slot: the task can run and write there, below every slot's H_c.
+ */
+static int online_changed(struct perfclock_reader *r)
+{
+	char buf[sizeof(r->online)];
+	ssize_t n = pread(r->online_fd, buf, sizeof(buf) - 1, 0);
+
+	if (n <= 0)
+		return 1;
+	buf[n] = 0;
+	return strcmp(buf, r->online) != 0;
+}
+
+/*
+ * THE PER-TASK HORIZON for ring rr, taken before its drain: the least
+ * H_c of every slot. 0 and *h, *gen; 1: none this round (a slot not read
+ * yet, or slots of two generations); 2: rr fell back for good.
+ */
+static int pertask_read(struct reader_thread *th, struct reader_ring *rr,
+			uint64_t *h, uint32_t *gen)
+{
+	struct perfclock_reader *r = th->r;
+	int rule = __atomic_load_n(&test_pertask_rule, __ATOMIC_RELAXED);
+	uint64_t m = UINT64_MAX, mx = 0, own = 0;
+	int i, ret = 0;
+
+	if (__atomic_load_n(&r->slots_broken, __ATOMIC_RELAXED)) {
+		fall_back(th, rr);
+		return 2;
+	}
+	pthread_mutex_lock(&r->slot_lock);
+	for (i = 0; i < r->nr_slots; i++) {
+		const struct reader_slot *sl = &r->slot[i];
+
+		if (!sl->valid || (i && sl->gen != r->slot[0].gen)) {
+			ret = 1;
+			break;
+		}
+		m = sl->h < m ? sl->h : m;
+		mx = sl->h > mx ? sl->h : mx;
+	}
+	*gen = r->slot[0].gen;
+	/* The wrong rules, for the test only: one CPU's H_c, or the max. */
+	if (th->nr_slots)
+		own = th->slots[0]->h;
+	pthread_mutex_unlock(&r->slot_lock);
+	if (ret)
+		return ret;
+	*h = rule == 1 && th->nr_slots ? own : rule == 2 ? mx : m;
 	return 0;
 }
 
@@ -287,12 +423,21 @@ static void round_once(struct reader_thread *th)
 		if (!th->cur)
 			return;
 	}
+	/* The slots first: this thread's CPUs' H_c before any drain. */
+	if (th->nr_slots) {
+		ret = slots_read(th);
+		if (ret < 0)
+			err = ret;
+	}
 	for (i = 0; i < th->nr; i++) {
 		struct reader_ring *rr = th->rings[i];
 
 		ret = 2;
-		if (rr->kind == PERFCLOCK_READER_HORIZON_PERCPU) {
-			ret = percpu_read(th, rr, &h, &g);
+		if (rr->kind == PERFCLOCK_READER_HORIZON_PERCPU ||
+		    rr->kind == PERFCLOCK_READER_HORIZON_PERTASK) {
+			ret = rr->kind == PERFCLOCK_READER_HORIZON_PERCPU ?
+			      percpu_read(th, rr, &h, &g) :
+			      pertask_read(th, rr, &h, &g);
 			if (ret < 0) {
 				err = ret;
 				have = 0;
@@ -324,6 +469,17 @@ static void round_once(struct reader_thread *th)
 		}
 		if (!err)
 			err = perfclock_reader__drain(rr, th->cur, &rr->errors);
+		/*
+		 * A CPU that came online since start may have written below
+		 * the slots' minimum (it has none): not this round, and
+		 * never again.
+		 */
+		if (ret == 0 && rr->kind == PERFCLOCK_READER_HORIZON_PERTASK &&
+		    online_changed(r)) {
+			slots_break(r);
+			fall_back(th, rr);
+			have = 0;
+		}
 	}
 	/*
 	 * Horizons of two generations do not compare, and a failed drain
@@ -347,9 +503,13 @@ static void *thread_main(void *arg)
 	int i, n;
 
 	/* For ps and for the tests: the thread of CPU c is pclk-rd<c>. */
-	snprintf(name, sizeof(name), "pclk-rd%d", th->rings[0]->cpu);
+	snprintf(name, sizeof(name), "pclk-rd%d",
+		 th->nr_slots ? th->slots[0]->cpu : th->rings[0]->cpu);
 	pthread_setname_np(pthread_self(), name);
-	if (th->nr == 1 && th->rings[0]->kind == PERFCLOCK_READER_HORIZON_PERCPU &&
+	if (th->nr_slots == 1 && pin(th->slots[0]->cpu))
+		slots_break(r);
+	if (!th->nr_slots && th->nr == 1 &&
+	    th->rings[0]->kind == PERFCLOCK_READER_HORIZON_PERCPU &&
 	    pin(th->rings[0]->cpu))
 		fall_back(th, th->rings[0]);
 	while (!__atomic_load_n(&r->stop, __ATOMIC_ACQUIRE)) {
@@ -374,6 +534,47 @@ perfclock_reader_config_init(struct perfclock_reader_config *cfg)
 	cfg->size = sizeof(*cfg);
 	cfg->max_threads = PERFCLOCK_READER_DEFAULT_MAX_THREADS;
 	cfg->period_us = PERFCLOCK_READER_DEFAULT_PERIOD_US;
+}
+
+/*
+ * THE PER-TASK HORIZON's slots, for an evring of one task's rings (cpu
+ * -1): one per CPU online now, and the online list to compare with. 0
+ * slots (no per-task horizon) where that list cannot be read: the CPUs
+ * the task may run on would not be known. 0 or -ENOMEM.
+ */
+static int slots_make(struct perfclock_reader *r)
+{
+	int *cpus = NULL, n, from_sysfs = 0, i;
+	ssize_t len;
+
+	r->online_fd = open("/sys/devices/system/cpu/online",
+			    O_RDONLY | O_CLOEXEC);
+	if (r->online_fd < 0)
+		return 0;
+	len = pread(r->online_fd, r->online, sizeof(r->online) - 1, 0);
+	if (len <= 0)
+		return 0;
+	r->online[len] = 0;
+	n = perfclock__online_cpus(&cpus, &from_sysfs);
+	if (n == -ENOMEM)
+		return n;
+	if (n <= 0 || !from_sysfs) {
+		free(cpus);
+		return 0;
+	}
+	r->slot = calloc((size_t)n, sizeof(*r->slot));
+	if (!r->slot) {
+		free(cpus);
+		return -ENOMEM;
+	}
+	for (i = 0; i < n; i++)
+		r->slot[i].cpu = cpus[i];
+	r->nr_slots = n;
+	free(cpus);
+	/* The list and the string must say the same CPUs. */
+	if (online_changed(r))
+		r->nr_slots = 0;
+	return 0;
 }
 
 /*
@@ -402,7 +603,7 @@ static int ring_kinds(struct perfclock_reader *r, struct perfclock_evring *er,
 {
 	const struct perf_event_attr *attrs;
 	struct perfclock_clock_info info;
-	int pid, i, percpu, pebs = 0, err;
+	int pid, i, percpu, pertask, pebs = 0, err;
 	uint32_t k, nattr;
 
 	err = perfclock_get_info(r->clk, &info);
@@ -414,14 +615,17 @@ static int ring_kinds(struct perfclock_reader *r, struct perfclock_evring *er,
 			PERFCLOCK_READER_HORIZON_GRACE_PERIOD :
 			PERFCLOCK_READER_HORIZON_ESTIMATE;
 	attrs = perfclock_evring__opened_as(er, &nattr, &pid);
-	percpu = (info.flags & PERFCLOCK_CLOCK_HORIZON_PERCPU) && pid == -1 &&
+	percpu = (info.flags & PERFCLOCK_CLOCK_HORIZON_PERCPU) &&
 		 !(flags & PERFCLOCK_READER_GRACE_PERIOD);
+	/* One task's ring (cpu -1), and an H_c slot on every CPU. */
+	pertask = percpu && r->nr_slots > 0;
+	percpu = percpu && pid == -1 && !r->nr_slots;
 	for (k = 0; k < nattr; k++) {
 		if (attrs[k].inherit)
-			percpu = 0;
-		if (percpu && perfclock__attr_bpf_output(&attrs[k]) &&
+			percpu = pertask = 0;
+		if ((percpu || pertask) && perfclock__attr_bpf_output(&attrs[k]) &&
 		    !bpf_output_percpu_ok())
-			percpu = 0;
+			percpu = pertask = 0;
 		if (perfclock_check_attr(r->clk, &attrs[k]) == -EOPNOTSUPP)
 			pebs = 1;
 	}
@@ -429,6 +633,7 @@ static int ring_kinds(struct perfclock_reader *r, struct perfclock_evring *er,
 		struct reader_ring *rr = &r->ring[i];
 
 		rr->kind = percpu ? PERFCLOCK_READER_HORIZON_PERCPU :
+			   pertask ? PERFCLOCK_READER_HORIZON_PERTASK :
 			   r->other_kind;
 		rr->shared.horizon = pebs ? PERFCLOCK_READER_HORIZON_ESTIMATE :
 				     (uint32_t)rr->kind;
@@ -437,31 +642,51 @@ static int ring_kinds(struct perfclock_reader *r, struct perfclock_evring *er,
 	return 0;
 }
 
-/* Thread t serves rings [t * n / T, (t + 1) * n / T): neighbours. */
+/*
+ * Thread t serves rings [t * n / T, (t + 1) * n / T): neighbours. With
+ * slots (a task's rings), thread t reads H_c on CPUs [t * S / T,
+ * (t + 1) * S / T) instead, and drains rings t, t + T, ...
+ */
 static int threads_make(struct perfclock_reader *r)
 {
-	int t, i, a, b;
+	int t, i, a, b, T = r->nr_threads;
 
-	r->th = calloc((size_t)r->nr_threads, sizeof(*r->th));
-	r->takes = calloc((size_t)r->nr_threads, sizeof(*r->takes));
+	r->th = calloc((size_t)T, sizeof(*r->th));
+	r->takes = calloc((size_t)T, sizeof(*r->takes));
 	if (!r->th || !r->takes)
 		return -ENOMEM;
-	for (t = 0; t < r->nr_threads; t++) {
+	for (t = 0; t < T; t++) {
 		struct reader_thread *th = &r->th[t];
 
-		a = (int)((int64_t)t * r->nr_rings / r->nr_threads);
-		b = (int)((int64_t)(t + 1) * r->nr_rings / r->nr_threads);
 		th->r = r;
-		th->nr = b - a;
 		th->full_tail = &th->full;
 		pthread_mutex_init(&th->lock, NULL);
-		th->rings = calloc((size_t)th->nr, sizeof(*th->rings));
+		if (r->nr_slots) {
+			a = (int)((int64_t)t * r->nr_slots / T);
+			b = (int)((int64_t)(t + 1) * r->nr_slots / T);
+			th->nr_slots = b - a;
+			th->slots = calloc((size_t)th->nr_slots + 1,
+					   sizeof(*th->slots));
+			if (!th->slots)
+				return -ENOMEM;
+			for (i = 0; i < th->nr_slots; i++)
+				th->slots[i] = &r->slot[a + i];
+			th->nr = r->nr_rings / T + (t < r->nr_rings % T);
+		} else {
+			a = (int)((int64_t)t * r->nr_rings / T);
+			b = (int)((int64_t)(t + 1) * r->nr_rings / T);
+			th->nr = b - a;
+		}
+		th->rings = calloc((size_t)th->nr + 1, sizeof(*th->rings));
 		th->pfd = calloc((size_t)th->nr + 1, sizeof(*th->pfd));
 		if (!th->rings || !th->pfd)
 			return -ENOMEM;
 		for (i = 0; i < th->nr; i++) {
-			th->rings[i] = &r->ring[a + i];
-			th->pfd[i].fd = r->ring[a + i].fd;
+			int k = r->nr_slots ? t + i * T : a + i;
+
+			th->rings[i] = &r->ring[k];
+			r->ring[k].thread = t;
+			th->pfd[i].fd = r->ring[k].fd;
 			th->pfd[i].events = POLLIN;
 		}
 		/* The stop signal: readable once stop is set, for good. */
@@ -533,8 +758,13 @@ void perfclock_reader__release(struct perfclock_reader *r)
 				pthread_mutex_destroy(&th->lock);
 			free(th->rings);
 			free(th->pfd);
+			free(th->slots);
 		}
 	}
+	if (r->online_fd >= 0)
+		close(r->online_fd);
+	free(r->slot);
+	pthread_mutex_destroy(&r->slot_lock);
 	perfclock_queue_free(r->q);
 	if (r->stop_fd >= 0)
 		close(r->stop_fd);
@@ -595,12 +825,11 @@ perfclock_reader_start(struct perfclock *clk, struct perfclock_evring *er,
 	r->cfg = *cfg;
 	r->pid = getpid();
 	r->stop_fd = -1;
+	r->online_fd = -1;
 	r->period_us = cfg->period_us ? cfg->period_us :
 		       PERFCLOCK_READER_DEFAULT_PERIOD_US;
 	r->nr_rings = n;
-	n = (int)(cfg->max_threads ? cfg->max_threads :
-		  PERFCLOCK_READER_DEFAULT_MAX_THREADS);
-	r->nr_threads = n < r->nr_rings ? n : r->nr_rings;
+	pthread_mutex_init(&r->slot_lock, NULL);
 	pthread_mutex_init(&r->lock, NULL);
 	pthread_condattr_init(&r->condattr);
 	pthread_condattr_setclock(&r->condattr, CLOCK_MONOTONIC);
@@ -613,6 +842,13 @@ perfclock_reader_start(struct perfclock *clk, struct perfclock_evring *er,
 		r->ring[i].cpu = perfclock_evring_cpu(er, i);
 		r->ring[i].fd = perfclock_evring_fd(er, i, 0);
 	}
+	/* A task's rings (cpu -1): an H_c slot on every online CPU. */
+	if (!err && r->ring[0].cpu < 0)
+		err = slots_make(r);
+	n = (int)(cfg->max_threads ? cfg->max_threads :
+		  PERFCLOCK_READER_DEFAULT_MAX_THREADS);
+	i = r->nr_slots ? r->nr_slots : r->nr_rings;
+	r->nr_threads = n < i ? n : i;
 	if (!err)
 		err = ring_kinds(r, er, cfg->flags);
 	if (!err) {

@@ -33,6 +33,7 @@ struct reader_batch {
 
 struct reader_ring {
 	int idx, cpu, fd;
+	int thread;			/* index of the thread that drains it */
 	struct perfclock_ring *ring;
 	/* Owned by the ring's thread (the merger's once joined). */
 	int kind;			/* enum perfclock_reader_horizon */
@@ -45,11 +46,26 @@ struct reader_ring {
 	struct perfclock_reader_ring_stats shared;
 };
 
+/*
+ * THE PER-TASK HORIZON (evring_reader.c): one slot per CPU online at
+ * start, its latest H_c, read on it by the thread that visits it.
+ */
+struct reader_slot {
+	int cpu;
+	int mismatch;			/* the visiting thread's */
+	/* Under r->slot_lock. */
+	int valid;
+	uint32_t gen;			/* perfclock_horizon_cpu_gen()'s */
+	uint64_t h;
+};
+
 struct reader_thread {
 	struct perfclock_reader *r;
 	pthread_t tid;
-	int nr;				/* rings it serves */
+	int nr;				/* rings it serves (may be 0) */
 	struct reader_ring **rings;
+	int nr_slots;			/* CPUs it reads H_c on, for the slots */
+	struct reader_slot **slots;
 	struct pollfd *pfd;		/* nr rings, then the stop eventfd */
 	struct reader_batch *cur;	/* being filled; the thread's */
 	/* Under lock: the hand-off (evring_reader.c, THE HAND-OFF). */
@@ -92,6 +108,19 @@ struct perfclock_reader {
 	int nr_rings, nr_threads, started;
 	int other_kind;			/* GRACE_PERIOD or ESTIMATE */
 	struct reader_ring *ring;
+	/*
+	 * THE PER-TASK HORIZON: a slot per online CPU (0 slots: no ring is
+	 * a task's), under slot_lock; broken (atomic) once a CPU's H_c is
+	 * lost or the online CPUs changed: every per-task ring then falls
+	 * back. online_fd and online: /sys/devices/system/cpu/online, as
+	 * it read at start.
+	 */
+	int nr_slots;
+	struct reader_slot *slot;
+	pthread_mutex_t slot_lock;
+	int slots_broken;
+	int online_fd;
+	char online[256];
 	struct reader_thread *th;
 	struct reader_take *takes;	/* nr_threads, the merger's */
 	struct perfclock_queue *q;

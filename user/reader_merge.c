@@ -141,7 +141,8 @@ static void take(struct perfclock_reader *r, struct reader_thread *th,
 		r->err = th->err;
 	if (th->has_h && th->hseq != th->taken_seq) {
 		th->taken_seq = th->hseq;
-		if (have_now)
+		/* A thread with no ring bounds nothing (UINT64_MAX). */
+		if (have_now && th->h != UINT64_MAX)
 			age_add(r, now > th->h ? now - th->h : 0);
 	}
 	pthread_mutex_unlock(&th->lock);
@@ -365,14 +366,9 @@ perfclock_reader_get_ring_stats(const struct perfclock_reader *r, int idx,
 
 	if (!r || !st || idx < 0 || idx >= r->nr_rings)
 		return -EINVAL;
-	/* Find the ring's thread, for its lock. */
-	for (t = 0; t < r->nr_threads; t++) {
-		th = &r->th[t];
-		if (&r->ring[idx] >= th->rings[0] &&
-		    &r->ring[idx] <= th->rings[th->nr - 1])
-			break;
-	}
-	th = &r->th[t < r->nr_threads ? t : 0];
+	/* The ring's thread, for its lock. */
+	t = r->ring[idx].thread;
+	th = &r->th[t >= 0 && t < r->nr_threads ? t : 0];
 	pthread_mutex_lock(&th->lock);
 	*st = r->ring[idx].shared;
 	pthread_mutex_unlock(&th->lock);
@@ -392,7 +388,8 @@ PERFCLOCK_API int perfclock_reader_get_stats(const struct perfclock_reader *r,
 	st->nr_rings = (uint32_t)r->nr_rings;
 	for (i = 0; i < r->nr_rings; i++) {
 		perfclock_reader_get_ring_stats(r, i, &rs);
-		if (rs.horizon == PERFCLOCK_READER_HORIZON_PERCPU)
+		if (rs.horizon == PERFCLOCK_READER_HORIZON_PERCPU ||
+		    rs.horizon == PERFCLOCK_READER_HORIZON_PERTASK)
 			st->rings_percpu++;
 		else
 			st->rings_other++;
@@ -426,6 +423,8 @@ PERFCLOCK_API const char *perfclock_reader_horizon_name(uint32_t horizon)
 	switch (horizon) {
 	case PERFCLOCK_READER_HORIZON_PERCPU:
 		return "per-CPU";
+	case PERFCLOCK_READER_HORIZON_PERTASK:
+		return "per-task";
 	case PERFCLOCK_READER_HORIZON_GRACE_PERIOD:
 		return "grace period";
 	case PERFCLOCK_READER_HORIZON_ESTIMATE:

@@ -63,20 +63,24 @@ struct perfclock_reader;
 
 /*
  * Which horizon a ring has (perfclock_reader_ring_stats::horizon): H_c
- * wherever it applies (the default); else perfclock_horizon(), read by
- * the ring's thread, GRACE_PERIOD when that is exact and ESTIMATE when
- * not. A ring that loses H_c (its CPU gone) switches for good. When each
- * applies: docs/reader.md, "Which horizon each ring gets".
+ * wherever it applies (the default): its CPU's for a CPU's ring (PERCPU),
+ * the least of every online CPU's latest H_c for the ring of a per-task
+ * event (PERTASK, PERFCLOCK_EVRING_PER_TASK; PERFCLOCK_0.3); else
+ * perfclock_horizon(), read by the ring's thread, GRACE_PERIOD when that
+ * is exact and ESTIMATE when not. A ring that loses H_c (a CPU gone)
+ * switches for good. When each applies: docs/reader.md, "Which horizon
+ * each ring gets".
  */
 enum perfclock_reader_horizon {
 	PERFCLOCK_READER_HORIZON_PERCPU = 1,
 	PERFCLOCK_READER_HORIZON_GRACE_PERIOD = 2,
 	PERFCLOCK_READER_HORIZON_ESTIMATE = 3,
+	PERFCLOCK_READER_HORIZON_PERTASK = 4,
 };
 
 /*
- * A ring's horizon for a tool to print: "per-CPU", "grace period",
- * "estimate", or "unknown". A static string.
+ * A ring's horizon for a tool to print: "per-CPU", "per-task",
+ * "grace period", "estimate", or "unknown". A static string.
  */
 const char *perfclock_reader_horizon_name(uint32_t horizon);
 
@@ -178,7 +182,7 @@ int perfclock_reader_get_ring_stats(const struct perfclock_reader *r, int idx,
 struct perfclock_reader_stats {
 	uint32_t nr_threads;
 	uint32_t nr_rings;
-	uint32_t rings_percpu;		/* rings on H_c now */
+	uint32_t rings_percpu;		/* rings on H_c now (PERCPU, PERTASK) */
 	uint32_t rings_other;		/* on perfclock_horizon() now */
 	uint64_t rounds;		/* reader rounds, all threads */
 	uint64_t wakeups;		/* polls that returned with data */

@@ -599,6 +599,7 @@ int main(int argc, char **argv)
 	broken_reader(clk, (int)ncpu);
 	lost_records(clk);
 	moved_and_grouped(clk, (int)ncpu);
+	per_task(clk, (int)ncpu);
 	kinds(clk);
 	lifecycle(clk, (int)ncpu);
 	perfclock_close(clk);

@@ -32,6 +32,9 @@ struct perfclock_reader *rd_start(struct perfclock *clk,
 void load_start(int ncpu);
 void load_stop(void);
 
+/* test_reader_pertask.c: the ring of a per-task event (cpu -1) */
+void per_task(struct perfclock *clk, int ncpu);
+
 /* test_reader_lifecycle.c */
 void kinds(struct perfclock *clk);
 void lifecycle(struct perfclock *clk, int ncpu);
