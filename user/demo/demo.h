@@ -207,6 +207,9 @@ struct demo {
 	int percpu;
 	uint32_t pc_gen;
 	int have_pc_gen, pinned_cpu;
+	/* rounds.c: ours' horizon for the task rings, this round's. */
+	int task_h_taken, task_h_ok;
+	uint64_t task_h;
 	struct hist pc_age, gp_age;
 	/* Pins (migrations), pin failures, H_c reads on another CPU, restarts. */
 	uint64_t pc_pins, pc_pin_failed, pc_restarts, pc_wrong_cpu;

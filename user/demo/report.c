@@ -220,8 +220,9 @@ static void print_percpu_line(const struct demo *d, FILE *f,
 	fmt_ns(g99, sizeof(g99), hist_pct(&d->gp_age, 99));
 	fprintf(f, "  per-CPU horizon (ours): %s; %d rings had their own H_c, "
 		"%d the grace-period horizon%s", perfclock_horizon_cpu_name(ci),
-		own, gp, d->opt.per_thread ? " (one ring per task, written from "
-		"several CPUs: the fallback)" : d->opt.no_visit ? " (--no-visit)" :
+		own, gp, d->opt.per_thread && d->percpu ? " (one ring per task, "
+		"written from several CPUs: the least H_c of every CPU)" :
+		d->opt.no_visit ? " (--no-visit)" :
 		!d->percpu ? " (no H_c for this clock)" : "");
 	if (mixed)
 		fprintf(f, ", %d some of each", mixed);
@@ -265,6 +266,8 @@ static void print_verdict(const struct demo *d, FILE *f)
 	}
 	fmt_ns(a, sizeof(a), o99);
 	fprintf(f, "\nours read %s: %" PRIu64 " late, hold p99 %s",
+		!gp && !mixed && d->opt.per_thread ?
+		"the least H_c of every CPU for every task's ring" :
 		!gp && !mixed ? "every ring's own H_c on its CPU" :
 		!own && !mixed ? "no H_c (every ring kept the grace-period horizon)" :
 		"H_c where it could (some rings kept the grace-period horizon)",

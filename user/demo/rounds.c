@@ -129,41 +129,37 @@ static int pin_to(struct demo *d, int cpu)
 }
 
 /*
- * Ours' horizon for ring r this round, taken just before it is drained.
- * A CPU's ring: move to that CPU and read H_c there; the library says
- * which CPU the read ran on, and a read from any other CPU says nothing
- * about ring r (scripts/check.sh's overcommit payload shows it late), so
- * it is retried, then given up for the grace-period horizon hz. A task's
- * ring, or a clock without H_c: hz, the fallback. A new generation (the
- * unstable switch) voids what ours holds: restart its queue, and flush
- * nothing more this round (earlier rings' H_c were of the old one).
+ * H_c read ON cpu: move there, read, and check that the library says
+ * that CPU (a read from any other CPU says nothing about it:
+ * scripts/check.sh's overcommit payload shows it late), retried. 0 and
+ * *hc, or -1 (the caller falls back to the grace-period horizon). A new
+ * generation (the unstable switch) voids what ours holds: restart its
+ * queue, and flush nothing more this round (earlier H_c were of the old
+ * one).
  */
-static void ring_horizon(struct demo *d, struct cpu_ring *r, uint64_t hz)
+static int read_hc(struct demo *d, int cpu_want, uint64_t *hc)
 {
-	uint64_t hc;
 	uint32_t cpu, gen;
-	int err = -EOPNOTSUPP, tries;
+	int err, tries;
 
-	if (!d->percpu || r->cpu < 0)
-		goto fallback;
-	err = pin_to(d, r->cpu);
+	err = pin_to(d, cpu_want);
 	if (err) {
 		d->pc_pin_failed++;
-		goto fallback;
+		return -1;
 	}
 	for (tries = 0; tries < PC_WRONG_CPU_TRIES; tries++) {
-		err = perfclock_horizon_cpu_gen(d->clk, &hc, &cpu, &gen);
+		err = perfclock_horizon_cpu_gen(d->clk, hc, &cpu, &gen);
 		if (err == -EAGAIN)
 			continue;
 		if (err)
 			die("perfclock_horizon_cpu_gen: %s", strerror(-err));
-		if (cpu == (uint32_t)r->cpu)
+		if (cpu == (uint32_t)cpu_want)
 			break;
 		d->pc_wrong_cpu++;
 		err = -EAGAIN;
 	}
 	if (err)
-		goto fallback;
+		return -1;
 	if (d->have_pc_gen && gen != d->pc_gen) {
 		int64_t ret = perfclock_queue_restart(d->rules[RULE_OURS].q);
 
@@ -176,6 +172,57 @@ static void ring_horizon(struct demo *d, struct cpu_ring *r, uint64_t hz)
 	}
 	d->pc_gen = gen;
 	d->have_pc_gen = 1;
+	return 0;
+}
+
+/*
+ * Ours' horizon for the task rings (--per-thread) this round, taken once,
+ * before the first of them is drained: the least H_c of every CPU, each
+ * read on its CPU. A task writes its ring from whichever CPU it runs on,
+ * each record stamped and published on that CPU in one non-preemptible
+ * section (docs/percpu-horizon.md, section 8), so a record below the
+ * least was published before its CPU's read, which precedes the drains.
+ * One CPU's H_c alone, or the greatest, would not do. 0 and *h, or -1
+ * (a CPU gave none, or the generation moved during the visit: the
+ * grace-period horizon this round).
+ */
+static int task_horizon(struct demo *d, uint64_t *h)
+{
+	uint64_t hc, restarts = d->pc_restarts;
+	int c;
+
+	*h = UINT64_MAX;
+	for (c = 0; c < d->ncpus; c++) {
+		if (read_hc(d, d->cpus[c], &hc))
+			return -1;
+		*h = hc < *h ? hc : *h;
+	}
+	return d->pc_restarts == restarts ? 0 : -1;
+}
+
+/*
+ * Ours' horizon for ring r this round, taken just before it is drained.
+ * A CPU's ring: its H_c, read on that CPU (read_hc()). A task's ring:
+ * the least H_c of every CPU, taken before the round's first task ring
+ * (task_horizon()). Without: the grace-period horizon hz, the fallback.
+ */
+static void ring_horizon(struct demo *d, struct cpu_ring *r, uint64_t hz)
+{
+	uint64_t hc;
+
+	if (!d->percpu)
+		goto fallback;
+	if (r->cpu < 0) {
+		if (!d->task_h_taken) {
+			d->task_h_ok = task_horizon(d, &d->task_h) == 0;
+			d->task_h_taken = 1;
+		}
+		if (!d->task_h_ok)
+			goto fallback;
+		hc = d->task_h;
+	} else if (read_hc(d, r->cpu, &hc)) {
+		goto fallback;
+	}
 	r->hz_own++;
 	rules_ring_horizon(&d->limits, hc);
 	return;
@@ -293,6 +340,7 @@ static uint64_t do_round(struct demo *d)
 	d->prev_start_now = start;
 	hist_add(&d->hz_age, start > hz ? start - hz : 0);
 	rules_round_begin(&d->limits, start, hz);
+	d->task_h_taken = 0;		/* ring_horizon(): once a round */
 	for (k = 0; k < d->nr_rings; k++) {
 		int c = visit_order(d, d->opt.reverse ? d->nr_rings - 1 - k : k);
 		struct cpu_ring *r = &d->rings[c];

@@ -487,11 +487,11 @@ void demo_setup(struct demo *d)
 	if (err)
 		die("perfclock_get_info: %s", strerror(-err));
 	/*
-	 * Ours reads H_c on each CPU where the clock offers it and the
-	 * rings are per CPU; a task's ring is written from several CPUs
-	 * and keeps the grace-period horizon (rounds.c: ring_horizon()).
+	 * Ours reads H_c on each CPU where the clock offers it: a CPU's
+	 * ring takes its own, a task's ring (written from several CPUs)
+	 * the least of every CPU's (rounds.c: ring_horizon()).
 	 */
-	d->percpu = (ci.flags & PERFCLOCK_CLOCK_HORIZON_PERCPU) && !d->opt.per_thread &&
+	d->percpu = (ci.flags & PERFCLOCK_CLOCK_HORIZON_PERCPU) &&
 		    !d->opt.no_visit;
 	d->pinned_cpu = -1;
 	pick_events(d);
