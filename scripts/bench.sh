@@ -24,7 +24,8 @@
 #      grace-period horizon's, from part 3's guest summaries and from
 #      demo_flush runs on the host without the module (~2.5 min), and the
 #      threaded reader's events/s with 0 lost and its context switches
-#      per reader thread count (~1 min).
+#      per reader thread count (~1 min), and the two tool loops of
+#      README's "Write a tool" on the same loads (~30 s).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 . scripts/vm-lib.sh

@@ -26,7 +26,11 @@
 #   3. the threaded reader (build/bench/bench_reader) on this machine:
 #      events/s delivered with 0 records lost, per number of reader
 #      threads, on H_c and on the grace-period horizon, and the context
-#      switches and wakeups per second its threads make.
+#      switches and wakeups per second its threads make; then the two
+#      loops a tool is built on (README, "Write a tool"), the threaded
+#      reader and the round loop, on the same loads: events/s, hold p50
+#      and p99 next to the LATE count, CPU seconds per traced second,
+#      records lost (bench_reader --loops).
 # Per demo run the table has: ours' (H_c) late count and hold p99 against
 # the best other rule that was never late and held nothing to the end
 # (goal <= 1.0x), ours-gp's (the grace-period horizon alone), ahern's
@@ -171,5 +175,8 @@ threads=1
 [ "$ncpu" -gt 1 ] && threads=1,$ncpu
 [ -n "$reader_threads" ] && threads=$reader_threads
 build/bench/bench_reader --clock monotonic --seconds 3 --threads "$threads" --loads 4,16,64 | tee "$out/reader.txt"
+echo
+echo "== the two tool loops of README's \"Write a tool\" (examples/tracer_threads.c, examples/tracer.c), this machine, no module: hold, late, CPU, lost"
+build/bench/bench_reader --clock monotonic --seconds 5 --loads 4,16,64 --loops | tee "$out/loops.txt"
 [ "$ncpu" -ge 16 ] ||
 	{ echo; echo "This machine has $ncpu CPUs: the 16-CPU figures are scripts/bench-device.sh's (docs/percpu-bench.md)."; }

@@ -19,6 +19,20 @@
  * the whole system's (/proc/stat ctxt), and the age of the horizons the
  * merger took (perfclock_reader_stats). "Sustained" is the largest
  * events/s of a run with 0 records lost.
+ *
+ *   bench_reader --loops [--clock ...] [--seconds S] [--loads LIST]
+ *
+ * instead compares the two loops a tool can be built on, README's "Write
+ * a tool", on the same load one after the other: the threaded reader
+ * (examples/tracer_threads.c: one thread per CPU on H_c, the caller
+ * merging) and the round loop (examples/tracer.c: one thread, each round
+ * perfclock_horizon(), perfclock_evring_drain(), flush below the
+ * horizon, poll). Per run: events delivered per second; the hold, a
+ * clock read at each delivery minus the event's stamp (p50, p99; the
+ * cost of waiting for the horizon, the round and the merge); events
+ * delivered LATE (below what was already delivered: the order broken)
+ * beside it; this process's CPU time per second of tracing (user +
+ * system, the load is a child's); records the kernel lost (ring full).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -39,6 +53,7 @@
 #include "libperfclock.h"
 #include "perfclock_reader.h"
 #include "../../user/demo/load.h"
+#include "../../user/demo/hist.h"
 
 #define MAX_LIST	16
 
@@ -88,6 +103,32 @@ static int count_cb(void *arg, const struct perfclock_event *ev)
 {
 	(void)ev;
 	++*(uint64_t *)arg;
+	return 0;
+}
+
+/* What a loop run's deliver callback records. */
+struct loop_seen {
+	struct perfclock *clk;
+	struct hist hold;
+	uint64_t delivered, late;
+	int err;
+};
+
+static int hold_cb(void *arg, const struct perfclock_event *ev)
+{
+	struct loop_seen *ls = arg;
+	uint64_t now;
+
+	ls->delivered++;
+	if (ev->flags & PERFCLOCK_EVENT_LATE)
+		ls->late++;
+	if (ev->flags & PERFCLOCK_EVENT_UNTIMED)
+		return 0;
+	if (perfclock_read(ls->clk, &now)) {
+		ls->err = 1;
+		return 0;
+	}
+	hist_add(&ls->hold, now > ev->time ? now - ev->time : 0);
 	return 0;
 }
 
@@ -198,6 +239,138 @@ static int run_one(struct perfclock *clk, int threads, int gp, int load,
 	return 0;
 }
 
+static double cpu_s(const struct rusage *a, const struct rusage *b)
+{
+	return (b->ru_utime.tv_sec - a->ru_utime.tv_sec) +
+	       (b->ru_utime.tv_usec - a->ru_utime.tv_usec) / 1e6 +
+	       (b->ru_stime.tv_sec - a->ru_stime.tv_sec) +
+	       (b->ru_stime.tv_usec - a->ru_stime.tv_usec) / 1e6;
+}
+
+/* The events both loops trace: a context switch on every CPU. */
+static struct perfclock_evring *loop_evring(struct perfclock *clk, unsigned int pages)
+{
+	static struct perf_event_attr attr;
+	struct perfclock_evring_config ec;
+	struct perfclock_evring *er;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.type = PERF_TYPE_SOFTWARE;
+	attr.config = PERF_COUNT_SW_CONTEXT_SWITCHES;
+	attr.sample_period = 1;
+	attr.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU;
+	attr.sample_id_all = 1;
+	attr.disabled = 1;
+	perfclock_evring_config_init(&ec);
+	ec.attrs = &attr;
+	ec.nr_attrs = 1;
+	ec.data_pages = pages;
+	er = perfclock_evring_open(clk, &ec);
+	if (!er)
+		fprintf(stderr, "bench_reader: perfclock_evring_open: %s\n", strerror(errno));
+	return er;
+}
+
+/*
+ * One run of a tool loop over load for secs: threaded (the reader) or
+ * not (the round loop). Prints its row; 0 or -1.
+ */
+static int loop_run(struct perfclock *clk, int threaded, int load, double secs,
+		    unsigned int pages)
+{
+	static struct loop_seen ls;	/* its histogram: 15 KiB */
+	struct perfclock_evring *er = loop_evring(clk, pages);
+	struct perfclock_reader *r = NULL;
+	struct perfclock_queue *q = NULL;
+	struct perfclock_drain_stats dst;
+	struct rusage ru0, ru1;
+	uint64_t t0, t1, lost = 0, h;
+	int64_t got = 0;
+	pid_t child;
+	int status;
+
+	if (!er)
+		return -1;
+	memset(&ls, 0, sizeof(ls));
+	memset(&dst, 0, sizeof(dst));
+	ls.clk = clk;
+	if (threaded) {
+		struct perfclock_reader_config rc;
+
+		perfclock_reader_config_init(&rc);
+		rc.deliver = hold_cb;
+		rc.arg = &ls;
+		r = perfclock_reader_start(clk, er, &rc);
+		if (!r)
+			fprintf(stderr, "bench_reader: perfclock_reader_start: %s\n", strerror(errno));
+	} else {
+		struct perfclock_queue_config qc;
+
+		perfclock_queue_config_init(&qc);
+		qc.nr_sources = (uint32_t)perfclock_evring_nr_rings(er);
+		qc.deliver = hold_cb;
+		qc.arg = &ls;
+		q = perfclock_queue_new(&qc);
+		if (!q)
+			fprintf(stderr, "bench_reader: perfclock_queue_new: %s\n", strerror(errno));
+	}
+	if (!r && !q) {
+		perfclock_evring_close(er);
+		return -1;
+	}
+	perfclock_evring_enable(er);
+	getrusage(RUSAGE_SELF, &ru0);
+	t0 = mono_ns();
+	child = start_load(load, secs);
+	while (got >= 0 && waitpid(child, &status, WNOHANG) == 0) {
+		if (threaded) {
+			got = perfclock_reader_deliver(r, 100);
+			continue;
+		}
+		/* examples/tracer.c's round: the horizon first, every ring, flush. */
+		got = perfclock_horizon(clk, &h);
+		if (!got)
+			got = perfclock_evring_drain(er, q, &dst);
+		if (got >= 0)
+			got = perfclock_queue_flush_until(q, h);
+		if (got >= 0) {
+			int err = perfclock_evring_poll(er, 100);
+
+			got = err < 0 && err != -EINTR ? err : 0;
+		}
+	}
+	if (got < 0) {
+		fprintf(stderr, "bench_reader: %s loop: %s\n", threaded ? "reader" : "round",
+			strerror((int)-got));
+		kill(child, SIGKILL);
+		waitpid(child, &status, 0);
+	}
+	t1 = mono_ns();
+	getrusage(RUSAGE_SELF, &ru1);
+	perfclock_evring_disable(er);
+	if (threaded) {
+		struct perfclock_reader_stats st;
+
+		perfclock_reader_stop(r);
+		perfclock_reader_get_stats(r, &st);
+		lost = st.lost;
+		perfclock_reader_free(r);
+	} else {
+		perfclock_evring_drain(er, q, &dst);
+		perfclock_queue_flush_all(q);
+		lost = dst.lost;
+		perfclock_queue_free(q);
+	}
+	perfclock_evring_close(er);
+	printf("%-14s %5d %12.0f %10lu %8lu %8.2fms %8.2fms %9.3f\n",
+	       threaded ? "threaded" : "round loop", load,
+	       ls.delivered / ((t1 - t0) / 1e9), (unsigned long)lost,
+	       (unsigned long)ls.late, hist_pct(&ls.hold, 50) / 1e6,
+	       hist_pct(&ls.hold, 99) / 1e6, cpu_s(&ru0, &ru1) / ((t1 - t0) / 1e9));
+	fflush(stdout);
+	return got < 0 || ls.err ? -1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option lo[] = {
@@ -206,10 +379,11 @@ int main(int argc, char **argv)
 		{ "threads", required_argument, NULL, 't' },
 		{ "loads", required_argument, NULL, 'l' },
 		{ "pages", required_argument, NULL, 'p' },
+		{ "loops", no_argument, NULL, 'L' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int threads[MAX_LIST] = { 1, 2 }, loads[MAX_LIST] = { 4, 16, 64 };
-	int nt = 2, nl = 3, ti, li, gp, c, monotonic = 1;
+	int nt = 2, nl = 3, ti, li, gp, c, monotonic = 1, loops = 0;
 	unsigned int pages = 64;
 	double secs = 3;
 	struct perfclock *clk;
@@ -232,8 +406,11 @@ int main(int argc, char **argv)
 		case 'p':
 			pages = (unsigned int)atoi(optarg);
 			break;
+		case 'L':
+			loops = 1;
+			break;
 		default:
-			fprintf(stderr, "usage: bench_reader [--clock monotonic|perfclock] [--seconds S] [--threads LIST] [--loads LIST] [--pages N]\n");
+			fprintf(stderr, "usage: bench_reader [--clock monotonic|perfclock] [--seconds S] [--threads LIST] [--loads LIST] [--pages N] [--loops]\n");
 			return 2;
 		}
 	}
@@ -245,6 +422,17 @@ int main(int argc, char **argv)
 	printf("# bench_reader: %s, %ld CPUs, %.1f s per run, %u pages per ring; per-CPU horizon %s, grace-period horizon %s\n",
 	       monotonic ? "CLOCK_MONOTONIC" : "perf_clock", sysconf(_SC_NPROCESSORS_ONLN),
 	       secs, pages, perfclock_horizon_cpu_name(&info), perfclock_horizon_name(&info));
+	if (loops) {
+		printf("# the two tool loops (README, \"Write a tool\") on the same load, one after the other; hold: a clock read at delivery minus the stamp\n");
+		printf("%-14s %5s %12s %10s %8s %10s %10s %9s\n", "loop", "load", "events/s",
+		       "lost", "late", "hold p50", "hold p99", "CPU s/s");
+		for (li = 0; li < nl; li++)
+			for (c = 1; c >= 0; c--)
+				if (loop_run(clk, c, loads[li], secs, pages))
+					return 1;
+		perfclock_close(clk);
+		return 0;
+	}
 	printf("%-8s %-8s %5s %12s %10s %12s %12s %12s %12s %10s %10s\n", "horizon",
 	       "threads", "load", "events/s", "lost", "rd vcsw/s", "rd ivcsw/s",
 	       "sys csw/s", "wakeups/s", "age p50", "age p99");
