@@ -275,9 +275,10 @@ static int pertask_read(struct reader_thread *th, struct reader_ring *rr,
 }
 
 /* Copy one record into the thread's batch: 0 or -ENOMEM. */
-static int batch_add(struct reader_batch *b, uint32_t ring,
+static int batch_add(struct reader_batch *b, const struct reader_ring *rr,
 		     const struct perfclock_record *rec)
 {
+	int ev = perfclock_ring_record_event(rr->ring, rec);
 	size_t need = sizeof(struct reader_entry) + ((rec->size + 7u) & ~7u);
 	struct reader_entry *e;
 
@@ -295,11 +296,11 @@ static int batch_add(struct reader_batch *b, uint32_t ring,
 	}
 	e = (struct reader_entry *)(b->buf + b->len);
 	e->time = rec->time;
-	e->ring = ring;
+	e->ring = (uint32_t)rr->idx;
 	e->size = rec->size;
 	e->flags = (rec->flags & PERFCLOCK_RECORD_HAS_TIME) ? 0 :
 		   PERFCLOCK_EVENT_UNTIMED;
-	e->pad = 0;
+	e->attr = ev < 0 ? 0 : (uint32_t)ev;	/* as perfclock_evring_drain() */
 	memcpy(e + 1, rec->data, rec->size);
 	b->len += need;
 	return 0;
@@ -327,7 +328,7 @@ int perfclock_reader__drain(struct reader_ring *rr, struct reader_batch *b,
 		if (rec.type == PERF_RECORD_LOST ||
 		    rec.type == PERF_RECORD_LOST_SAMPLES)
 			continue;
-		err = batch_add(b, (uint32_t)rr->idx, &rec);
+		err = batch_add(b, rr, &rec);
 		if (err)
 			break;
 	}

@@ -22,7 +22,7 @@ struct reader_entry {
 	uint32_t ring;
 	uint32_t size;
 	uint32_t flags;		/* PERFCLOCK_EVENT_UNTIMED or 0 */
-	uint32_t pad;
+	uint32_t attr;		/* perfclock_event::attr_idx */
 };
 
 struct reader_batch {

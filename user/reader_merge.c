@@ -90,6 +90,7 @@ static int push_batch(struct perfclock_reader *r, const struct reader_batch *b,
 				.data = e + 1, .size = e->size,
 				.source = e->ring,
 				.flags = PERFCLOCK_EVENT_UNTIMED,
+				.attr_idx = e->attr,
 			};
 
 			rr->shared.untimed++;
@@ -106,8 +107,8 @@ static int push_batch(struct perfclock_reader *r, const struct reader_batch *b,
 			uint64_t before = r->q->st.emitted + r->q->st.late;
 
 			rr->shared.records++;
-			ret = perfclock_queue_push(r->q, e->ring, e->time,
-						   e + 1, e->size);
+			ret = perfclock_queue__push_attr(r->q, e->ring, e->attr,
+							 e->time, e + 1, e->size);
 			*delivered += (int64_t)(r->q->st.emitted +
 						r->q->st.late - before);
 		}

@@ -46,7 +46,8 @@ struct perfclock_event {
 	uint32_t flags;		/* PERFCLOCK_EVENT_* */
 	/*
 	 * The index in perfclock_evring_config::attrs of the event whose
-	 * record this is, when perfclock_evring_drain() pushed it; 0 for
+	 * record this is, when perfclock_evring_drain() pushed it or the
+	 * threaded reader (perfclock_reader_*) delivers it; 0 for
 	 * perfclock_queue_push() (the field was reserved, and 0, in 0.2).
 	 */
 	uint32_t attr_idx;

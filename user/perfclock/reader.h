@@ -19,7 +19,8 @@
  *	perfclock_evring_close(er);		   after the reader
  *
  * Delivered events: perfclock_event::source is the ring's index in er
- * (perfclock_evring_cpu() its CPU). Records with a time come in time
+ * (perfclock_evring_cpu() its CPU), attr_idx its attr's index, as
+ * perfclock_evring_drain() gives them (0 before PERFCLOCK_0.3). Records with a time come in time
  * order; those without (no PERF_SAMPLE_TIME, no sample_id_all, an unknown
  * id) are delivered at once with PERFCLOCK_EVENT_UNTIMED, outside the
  * order, and counted; PERF_RECORD_LOST and PERF_RECORD_LOST_SAMPLES are
