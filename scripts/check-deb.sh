@@ -203,20 +203,22 @@ cc -static -Wall -Wextra -Werror -o "$log/client-static" packaging/tests/client.
 result $? "client: linked -static against $libdir/libperfclock.a, runs ($(tail -n 1 "$log/client-static.out" 2>/dev/null))" \
 	"$(cat "$log/client-static.log")"
 
-# The README's example, with nothing but the -dev package: built by its
-# own Makefile (pkg-config), and run where perf and tracefs allow.
-rm -f examples/tracer
-make --no-print-directory -C examples tracer >"$log/example-build.log" 2>&1
-result $? "example: examples/tracer builds against the installed -dev package" \
-	"$(cat "$log/example-build.log")"
-if [ "$(id -u)" = 0 ] && [ -r /sys/kernel/tracing/events/sched/sched_switch/id ]; then
-	examples/tracer 0.2 >"$log/example.out" 2>"$log/example.err"
-	result $? "example: runs against $libpkg ($(tail -n 1 "$log/example.err"))" \
-		"$(cat "$log/example.err")"
-else
-	skip_result "example: runs" "not root, or tracefs not mounted at /sys/kernel/tracing"
-fi
-rm -f examples/tracer
+# The README's examples, with nothing but the -dev package: built by
+# their own Makefile (pkg-config), and run where perf and tracefs allow.
+for t in tracer_threads tracer; do
+	rm -f examples/$t
+	make --no-print-directory -C examples $t >"$log/example-$t-build.log" 2>&1
+	result $? "example: examples/$t builds against the installed -dev package" \
+		"$(cat "$log/example-$t-build.log")"
+	if [ "$(id -u)" = 0 ] && [ -r /sys/kernel/tracing/events/sched/sched_switch/id ]; then
+		examples/$t 0.2 >"$log/example-$t.out" 2>"$log/example-$t.err"
+		result $? "example: $t runs against $libpkg ($(tail -n 1 "$log/example-$t.err"))" \
+			"$(cat "$log/example-$t.err")"
+	else
+		skip_result "example: $t runs" "not root, or tracefs not mounted at /sys/kernel/tracing"
+	fi
+	rm -f examples/$t
+done
 
 # ---- 6. purge: nothing left ---------------------------------------------------------
 files=$( { dpkg -L "$libpkg"; dpkg -L "$devpkg"; } 2>/dev/null | sort -u)

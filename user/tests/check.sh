@@ -238,33 +238,35 @@ check "install: the same program linked with gcc -static against libperfclock.a 
 	       ./$B/inst-test-static"
 
 took "headers, install"
-# ---- the README's example (examples/tracer.c) against the install ----
-# Built by its own Makefile with the installed tree's pkg-config, then run
-# for 0.3 s on this machine's scheduler tracepoints: both seen, in time
-# order, none late, the horizon's name and the loss count said.
-# (About 2 s; needs root and tracefs, mounted here if it is not.)
+# ---- the README's examples (examples/tracer_threads.c, tracer.c) ----
+# Built by their own Makefile with the installed tree's pkg-config, then
+# each run for 0.3 s on this machine's scheduler tracepoints: both seen,
+# in time order, none late, the horizon's name and the loss count said.
+# (About 3 s; needs root and tracefs, mounted here if it is not.)
 ex=../examples
-rm -f "$ex/tracer"
-check "example: examples/tracer builds against the installed library (pkg-config)" \
-	env PKG_CONFIG_PATH="$PCP" $MAKE --no-print-directory -C "$ex" tracer
 tfs=/sys/kernel/tracing
 [ "$(id -u)" = 0 ] && ! [ -d $tfs/events ] && mount -t tracefs nodev $tfs 2>/dev/null
-if [ "$(id -u)" != 0 ] || ! [ -r $tfs/events/sched/sched_switch/id ]; then
-	skip_result "example: runs" "not root, or tracefs not at $tfs"
-elif LD_LIBRARY_PATH="$inst/lib" "$ex/tracer" 0.3 > "$log" 2> "$log.c"; then
-	nsw=$(grep -c ' sched/sched_switch$' "$log")
-	nwk=$(grep -c ' sched/sched_wakeup$' "$log")
-	bad=$(awk 'NR > 1 && $1 < prev { n++ } { prev = $1 } END { print n + 0 }' "$log")
-	sum=$(grep '^# [0-9]* events' "$log.c")
-	hz=$(sed -n 's/^# horizon: //p' "$log.c")
-	result $([ "$nsw" -gt 0 ] && [ "$nwk" -gt 0 ] && [ "$bad" = 0 ] &&
-		 [ -n "$hz" ] && printf '%s\n' "$sum" | grep -q ' 0 late, [0-9]* lost,'; echo $?) \
-		"example: runs: $nsw sched_switch + $nwk sched_wakeup in time order ($bad out of order); horizon \"$hz\"; $sum" \
-		"$(cat "$log.c")"
-else
-	result 1 "example: runs" "$(cat "$log.c")"
-fi
-rm -f "$ex/tracer"
+for t in tracer_threads tracer; do
+	rm -f "$ex/$t"
+	check "example: examples/$t builds against the installed library (pkg-config)" \
+		env PKG_CONFIG_PATH="$PCP" $MAKE --no-print-directory -C "$ex" $t
+	if [ "$(id -u)" != 0 ] || ! [ -r $tfs/events/sched/sched_switch/id ]; then
+		skip_result "example: $t runs" "not root, or tracefs not at $tfs"
+	elif LD_LIBRARY_PATH="$inst/lib" "$ex/$t" 0.3 > "$log" 2> "$log.c"; then
+		nsw=$(grep -c ' sched/sched_switch$' "$log")
+		nwk=$(grep -c ' sched/sched_wakeup$' "$log")
+		bad=$(awk 'NR > 1 && $1 < prev { n++ } { prev = $1 } END { print n + 0 }' "$log")
+		sum=$(grep '^# [0-9]* events' "$log.c")
+		hz=$(sed -n 's/^# horizon: //p' "$log.c")
+		result $([ "$nsw" -gt 0 ] && [ "$nwk" -gt 0 ] && [ "$bad" = 0 ] &&
+			 [ -n "$hz" ] && printf '%s\n' "$sum" | grep -q ' 0 late, [0-9]* lost,'; echo $?) \
+			"example: $t runs: $nsw sched_switch + $nwk sched_wakeup in time order ($bad out of order); horizon \"$hz\"; $sum" \
+			"$(cat "$log.c")"
+	else
+		result 1 "example: $t runs" "$(cat "$log.c")"
+	fi
+	rm -f "$ex/$t"
+done
 took example
 
 # ---- sanitizers, valgrind, fuzzing ----
