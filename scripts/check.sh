@@ -16,10 +16,10 @@
 #                 strict as linux-perf-data),
 #                 scripts/test-perf-order-check.sh (the checker of perf
 #                 script's order that check-perf uses), scripts/lint-docs.sh
-#                 (the docs name only functions that exist; README's example
-#                 is examples/tracer.c and runs), scripts/call-layers.sh (no
-#                 circle of calls between the files of the library, the demo
-#                 or the module fuzzer)
+#                 (the docs name only functions that exist; README's examples
+#                 are examples/tracer_threads.c and tracer.c and run),
+#                 scripts/call-layers.sh (no circle of calls between the
+#                 files of the library, the demo or the module fuzzer)
 #   user          make -C user check: user/tests/check.sh
 #   (lint, user, stress and demo run in the background beside the guests
 #   when there are guests to boot; their results come after the guests')
@@ -165,7 +165,7 @@ host_checks() {
 		# linux-perf-data insists) on crafted and recorded files.
 		tools/perf-data-strict/test.sh > "$log/perf-data-strict.tap" 2>&1
 		collect lint "$log/perf-data-strict.tap"
-		# The docs against the tree and examples/tracer.c (scripts/lint-docs.sh).
+		# The docs against the tree and examples/*.c (scripts/lint-docs.sh).
 		{ scripts/lint-docs.sh --self-test; scripts/lint-docs.sh; } > "$log/lint-docs.tap" 2>&1
 		collect lint "$log/lint-docs.tap"
 		# No file that calls back up into a file calling it (gcc's call graph

@@ -14,19 +14,22 @@
 #     util/data.c and builtin-inject.c (extracted once into
 #     build/ksrc-docs). A name found nowhere
 #     fails, with the file and line that names it.
-#  2. README.md's "Write a tool" code is examples/tracer.c's: each piece
-#     between "..." lines appears in the file, whole and in order.
-#     README.md gives the file's line count right. Relative links lead
-#     to files that exist.
-#  3. The commands of README.md's "Write a tool" sh block run, as written
-#     but for where they install: PREFIX, PKG_CONFIG_PATH and
-#     LD_LIBRARY_PATH point at a temporary directory, "sudo " is dropped;
-#     the tracer's run needs root and tracefs (else it is a SKIP, said).
+#  2. Each c block of README.md's "Write a tool" is the code of the file
+#     it names (the last examples/*.c the text names before it, since
+#     the block before): each piece between "..." lines appears in the
+#     file, whole and in order. Every examples/*.c is quoted so, and
+#     README.md gives its line count right. Relative links lead to files
+#     that exist.
+#  3. The commands of README.md's "Write a tool" sh blocks run, as
+#     written but for where they install: PREFIX, PKG_CONFIG_PATH and
+#     LD_LIBRARY_PATH point at a temporary directory, "sudo " is dropped,
+#     each tracer runs 0.2 s, not 1; the tracers' runs need root and
+#     tracefs (else they are a SKIP, said).
 #
 #   scripts/lint-docs.sh [--self-test]
 # --self-test checks that check 1 fails on a doc naming a function that
-# does not exist and check 2 on a README whose code drifted (temporary
-# copies; the tree is not touched).
+# does not exist and check 2 on a README whose code drifted, in either
+# block (temporary copies; the tree is not touched).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 . scripts/tap-lib.sh
@@ -80,16 +83,38 @@ check_names() {
 	[ -z "$missing" ]
 }
 
-# The "Write a tool" section of a README: its c block and its sh block.
+# The "Write a tool" section of a README: its c blocks and its sh blocks.
 section() { awk '/^## Write a tool/ { on = 1; next } /^## / { on = 0 } on' "$1"; }
-block() {	# block LANG < section
-	awk -v lang="$1" '$0 == "```" lang { on = 1; next } /^```/ { on = 0 } on'
+block() {	# block LANG [N] < section: every LANG block, or the Nth only
+	awk -v lang="$1" -v want="${2:-0}" '$0 == "```" lang { on = 1; n++; next }
+		/^```/ { on = 0 } on && (!want || n == want)'
 }
 
-# check_code README SOURCE: every "..."-separated piece of README's c
-# block is a run of whole lines of SOURCE, the pieces in order.
+# block_files README: one line per c block of the section, the file it
+# quotes: the last examples/*.c the text names before it, since the
+# block before ("-" if none).
+block_files() {
+	section "$1" | awk '
+	/^```/ {
+		if ($0 == "```c") {
+			print (f == "" ? "-" : f)
+			f = ""
+		}
+		inb = !inb
+		next
+	}
+	!inb {
+		while (match($0, /examples\/[A-Za-z0-9_]+\.c/)) {
+			f = substr($0, RSTART, RLENGTH)
+			$0 = substr($0, RSTART + RLENGTH)
+		}
+	}'
+}
+
+# check_code README SOURCE N: every "..."-separated piece of README's Nth
+# c block is a run of whole lines of SOURCE, the pieces in order.
 check_code() {
-	section "$1" | block c | awk -v src="$2" '
+	section "$1" | block c "$3" | awk -v src="$2" '
 	BEGIN { while ((getline l < src) > 0) s[++ns] = l }
 	function place(   i, k, ok) {	# the piece p[1..np] at or after pos
 		for (i = pos; i + np - 1 <= ns; i++) {
@@ -124,7 +149,7 @@ check_code() {
 			exit 1
 		piece()
 		if (!lines) {
-			print "no c block in \"Write a tool\""
+			print "no such c block in \"Write a tool\""
 			exit 1
 		}
 		printf "%d pieces, %d lines\n", pieces, lines
@@ -140,9 +165,15 @@ if [ "${1:-}" = --self-test ]; then
 	printf '%s' "$out" | grep -q 'perfclock_no_such_function()' || st=1
 	result "$st" "lint-docs self-test: a doc naming perfclock_no_such_function() fails ($out)"
 	cp README.md "$tmp/README.md"
-	sed -i 's/perfclock_evring_drain(er, q, &st) < 0/perfclock_evring_drain(er, q, NULL) < 0/' "$tmp/README.md"
-	if out=$(check_code "$tmp/README.md" examples/tracer.c); then st=1; else st=0; fi
-	result "$st" "lint-docs self-test: README code that drifted from examples/tracer.c fails ($out)"
+	sed -i -e 's/perfclock_evring_drain(er, q, &st) < 0/perfclock_evring_drain(er, q, NULL) < 0/' \
+		-e 's/perfclock_reader_deliver(r, 100);/perfclock_reader_deliver(r, 0);/' "$tmp/README.md"
+	nb=0
+	for f in $(block_files "$tmp/README.md"); do
+		nb=$((nb + 1))
+		if out=$(check_code "$tmp/README.md" "$f" $nb); then st=1; else st=0; fi
+		result "$st" "lint-docs self-test: README code block $nb that drifted from $f fails ($out)"
+	done
+	result "$([ $nb = 2 ]; echo $?)" "lint-docs self-test: the drifted README has the two blocks ($nb)"
 	finish
 fi
 
@@ -154,8 +185,21 @@ result $? "docs: every perfclock_*() and perf_*() that README.md, user/README.md
 count=$(names $docs | sed 's/.*://' | sort -u | wc -l)
 echo "# $count distinct function names checked"
 
-out=$(check_code README.md examples/tracer.c)
-result $? "docs: README's \"Write a tool\" code is examples/tracer.c's ($out)" "$out"
+quoted=$(block_files README.md)
+nb=0
+for f in $quoted; do
+	nb=$((nb + 1))
+	if ! [ -f "$f" ]; then
+		result 1 "docs: README's \"Write a tool\" c block $nb names the file it quotes (names ${f/#-/none})"
+		continue
+	fi
+	out=$(check_code README.md "$f" $nb)
+	result $? "docs: README's \"Write a tool\" code block $nb is $f's ($out)" "$out"
+done
+for f in examples/*.c; do
+	printf '%s\n' "$quoted" | grep -qxF "$f"
+	result $? "docs: README's \"Write a tool\" quotes $f"
+done
 
 # Relative links (](path)) lead to files that exist.
 broken=$(for f in $docs; do
@@ -168,10 +212,13 @@ broken=$(for f in $docs; do
 done)
 result "$([ -z "$broken" ]; echo $?)" "docs: every relative link leads to a file that exists" "$broken"
 
-# shellcheck disable=SC2016
-said=$(sed -n 's/.*`examples\/tracer.c` (\([0-9]*\) lines).*/\1/p' README.md | head -n 1)
-have=$(wc -l < examples/tracer.c)
-result "$([ "$said" = "$have" ]; echo $?)" "docs: README gives examples/tracer.c's length (says ${said:-nothing}, has $have lines)"
+for f in examples/*.c; do
+	b=$(basename "$f" .c)
+	# shellcheck disable=SC2016
+	said=$(sed -n 's/.*`examples\/'"$b"'\.c` (\([0-9]*\) lines).*/\1/p' README.md | head -n 1)
+	have=$(wc -l < "$f")
+	result "$([ "$said" = "$have" ]; echo $?)" "docs: README gives $f's length (says ${said:-nothing}, has $have lines)"
+done
 
 if grep -nE '\b[Ii]ssues? [0-9]+' README.md user/README.md docs/*.md | grep -v "GitHub issue" > "${TMPDIR:-/tmp}/lint-docs.$$"; then
 	result 1 "docs: no tracker issue numbers in user-facing docs" "$(cat "${TMPDIR:-/tmp}/lint-docs.$$")"
@@ -188,16 +235,26 @@ build=$(printf '%s\n' "$cmds" | grep -v '^examples/')
 # ldconfig needs root, and a temporary PREFIX is not in its cache anyway.
 [ "$(id -u)" = 0 ] || build=$(printf '%s\n' "$build" | grep -v '^ldconfig')
 run=$(printf '%s\n' "$cmds" | grep '^examples/')
-rm -f examples/tracer
+bins=$(printf '%s\n' "$run" | sed 's/ .*//')
+# shellcheck disable=SC2086
+rm -f $bins
 out=$(env PREFIX="$tmp" PKG_CONFIG_PATH="$tmp/lib/pkgconfig" sh -ec "$build" 2>&1)
 result $? "docs: README's build commands run (PREFIX=$tmp)" "$(printf '%s\n' "$out" | tail -20)"
-if [ "$(id -u)" != 0 ] || ! [ -r /sys/kernel/tracing/events/sched/sched_switch/id ]; then
-	skip_result "docs: README's run command" "needs root and tracefs at /sys/kernel/tracing"
-elif [ -x examples/tracer ]; then
-	out=$(env LD_LIBRARY_PATH="$tmp/lib" sh -ec "$(printf '%s\n' "$run" | sed 's/tracer 1$/tracer 0.2/')" 2>&1 >/dev/null)
-	result $? "docs: README's run command runs ($(printf '%s\n' "$out" | tail -n 1))" "$out"
-else
-	result 1 "docs: README's run command: no examples/tracer was built"
-fi
-rm -rf "$tmp" examples/tracer
+result "$([ -n "$run" ]; echo $?)" "docs: README has run commands ($(printf '%s' "$bins" | tr '\n' ' '))"
+while IFS= read -r cmd; do
+	[ -n "$cmd" ] || continue
+	bin=${cmd%% *}
+	if [ "$(id -u)" != 0 ] || ! [ -r /sys/kernel/tracing/events/sched/sched_switch/id ]; then
+		skip_result "docs: README's run command $bin" "needs root and tracefs at /sys/kernel/tracing"
+	elif [ -x "$bin" ]; then
+		out=$(env LD_LIBRARY_PATH="$tmp/lib" sh -ec "${cmd% 1} 0.2" 2>&1 >/dev/null </dev/null)
+		result $? "docs: README's run command $bin runs ($(printf '%s\n' "$out" | tail -n 1))" "$out"
+	else
+		result 1 "docs: README's run command: no $bin was built"
+	fi
+done <<EOF
+$run
+EOF
+# shellcheck disable=SC2086
+rm -rf "$tmp" $bins
 finish
