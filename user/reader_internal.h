@@ -150,13 +150,21 @@ struct perfclock_reader {
 };
 
 /*
- * evring_reader.c, for the merger: drain a ring into a batch; stop and
- * join the threads; free everything start() made (threads joined).
+ * evring_reader.c: a thread's life (started by reader_start.c); for the
+ * merger, drain a ring into a batch; whether the online CPUs changed
+ * since the per-task slots were made.
  */
+void *perfclock_reader__thread_main(void *arg);
 int perfclock_reader__drain(struct reader_ring *rr, struct reader_batch *b,
 			    uint64_t *errors);
 /* Copy ring rr's loss and error counts into its shared stats. */
 void perfclock_reader__ring_stats(struct reader_ring *rr);
+int perfclock_reader__online_changed(struct perfclock_reader *r);
+
+/*
+ * reader_start.c, for the merger: stop and join the threads; free
+ * everything start() made (threads joined).
+ */
 void perfclock_reader__join(struct perfclock_reader *r);
 void perfclock_reader__release(struct perfclock_reader *r);
 
