@@ -164,20 +164,12 @@ struct result {
 	uint32_t nr_threads, rings_percpu;
 };
 
-static int run_one(struct perfclock *clk, int threads, int gp, int load,
-		   double secs, unsigned int pages, struct result *res)
+/* The events every run traces: a context switch on every CPU, a ring each. */
+static struct perfclock_evring *open_evring(struct perfclock *clk, unsigned int pages)
 {
+	static struct perf_event_attr attr;
 	struct perfclock_evring_config ec;
-	struct perfclock_reader_config rc;
-	struct perfclock_reader_stats st;
-	struct perf_event_attr attr;
 	struct perfclock_evring *er;
-	struct perfclock_reader *r;
-	struct rusage ru0, ru1;
-	uint64_t delivered = 0, t0, t1, c0, c1;
-	int64_t got;
-	pid_t child;
-	int status;
 
 	memset(&attr, 0, sizeof(attr));
 	attr.type = PERF_TYPE_SOFTWARE;
@@ -191,10 +183,26 @@ static int run_one(struct perfclock *clk, int threads, int gp, int load,
 	ec.nr_attrs = 1;
 	ec.data_pages = pages;
 	er = perfclock_evring_open(clk, &ec);
-	if (!er) {
+	if (!er)
 		fprintf(stderr, "bench_reader: perfclock_evring_open: %s\n", strerror(errno));
+	return er;
+}
+
+static int run_one(struct perfclock *clk, int threads, int gp, int load,
+		   double secs, unsigned int pages, struct result *res)
+{
+	struct perfclock_reader_config rc;
+	struct perfclock_reader_stats st;
+	struct perfclock_evring *er = open_evring(clk, pages);
+	struct perfclock_reader *r;
+	struct rusage ru0, ru1;
+	uint64_t delivered = 0, t0, t1, c0, c1;
+	int64_t got;
+	pid_t child;
+	int status;
+
+	if (!er)
 		return -1;
-	}
 	perfclock_reader_config_init(&rc);
 	rc.max_threads = (uint32_t)threads;
 	rc.flags = gp ? PERFCLOCK_READER_GRACE_PERIOD : 0;
@@ -247,30 +255,6 @@ static double cpu_s(const struct rusage *a, const struct rusage *b)
 	       (b->ru_stime.tv_usec - a->ru_stime.tv_usec) / 1e6;
 }
 
-/* The events both loops trace: a context switch on every CPU. */
-static struct perfclock_evring *loop_evring(struct perfclock *clk, unsigned int pages)
-{
-	static struct perf_event_attr attr;
-	struct perfclock_evring_config ec;
-	struct perfclock_evring *er;
-
-	memset(&attr, 0, sizeof(attr));
-	attr.type = PERF_TYPE_SOFTWARE;
-	attr.config = PERF_COUNT_SW_CONTEXT_SWITCHES;
-	attr.sample_period = 1;
-	attr.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU;
-	attr.sample_id_all = 1;
-	attr.disabled = 1;
-	perfclock_evring_config_init(&ec);
-	ec.attrs = &attr;
-	ec.nr_attrs = 1;
-	ec.data_pages = pages;
-	er = perfclock_evring_open(clk, &ec);
-	if (!er)
-		fprintf(stderr, "bench_reader: perfclock_evring_open: %s\n", strerror(errno));
-	return er;
-}
-
 /*
  * One run of a tool loop over load for secs: threaded (the reader) or
  * not (the round loop). Prints its row; 0 or -1.
@@ -279,7 +263,7 @@ static int loop_run(struct perfclock *clk, int threaded, int load, double secs,
 		    unsigned int pages)
 {
 	static struct loop_seen ls;	/* its histogram: 15 KiB */
-	struct perfclock_evring *er = loop_evring(clk, pages);
+	struct perfclock_evring *er = open_evring(clk, pages);
 	struct perfclock_reader *r = NULL;
 	struct perfclock_queue *q = NULL;
 	struct perfclock_drain_stats dst;
