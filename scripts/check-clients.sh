@@ -7,8 +7,11 @@
 # written out of time order), on the same loads.
 #
 #   1. installs what is missing (scripts/deps.sh build vm clients);
-#   2. clones LinuxTracepoints at LT_COMMIT (from LT_REPO; default this
-#      machine's mirror if there is one, else GitHub), applies the series
+#   2. takes LinuxTracepoints at LT_COMMIT: from LT_REPO (a clone; default
+#      this machine's mirror if there is one), else from the git archive
+#      the project keeps beside the tree (../shared/clients: a CI machine
+#      has no network), its commit id checked (git get-tar-commit-id) and
+#      made a one-commit repository; applies the series
 #      with `git am`, builds libperfclock from this tree (make -C user lib,
 #      make install PREFIX= a private prefix) and, with cmake + make,
 #      static: stock perf-collect and perf-decode; patched perf-collect
@@ -49,6 +52,8 @@
 #   PERFCLOCK_CACHE  cache root (default /var/cache/perfclock)
 #   LT_REPO, LT_COMMIT  where to clone LinuxTracepoints from, and the
 #                    upstream commit the series is against
+#   LT_ARCHIVE       its git archive (default ../shared/clients/
+#                    LinuxTracepoints-<12 hex digits of LT_COMMIT>.tar.gz)
 #   HOST_LOADS, GUEST_LOADS  scripts/guest/clients.sh's loads (default
 #                    "busy switch irq-mixed quiet" and "busy irq-mixed quiet")
 #   HOST_SECONDS, GUEST_SECONDS  seconds of load per run (default 3, 4)
@@ -69,6 +74,7 @@ MIRROR=/work/.mirror/microsoft+LinuxTracepoints/repo
 if [ -z "${LT_REPO:-}" ] && [ -d "$MIRROR" ]; then
 	LT_REPO=$MIRROR
 fi
+LT_ARCHIVE=${LT_ARCHIVE:-$top/../shared/clients/LinuxTracepoints-${LT_COMMIT:0:12}.tar.gz}
 LT_PATCHES=${LT_PATCHES:-patches/linuxtracepoints}
 HOST_LOADS=${HOST_LOADS:-busy switch irq-mixed quiet}
 GUEST_LOADS=${GUEST_LOADS:-busy irq-mixed quiet}
@@ -98,12 +104,33 @@ result $? "packages installed"
 exec 9>"$CACHE/../clients.lock"
 flock 9		# one build at a time per cache; a second run waits, then reuses
 src=$CACHE/src-$LT_COMMIT
-if [ ! -f "$src/.done" ] && [ -z "${LT_REPO:-}" ]; then
+if [ ! -f "$src/.done" ] && [ -z "${LT_REPO:-}" ] && [ ! -r "$LT_ARCHIVE" ]; then
 	skip_result "LinuxTracepoints at $LT_COMMIT" \
-		"no source on this machine: no $src, no $MIRROR; give LT_REPO=URL or a path to a clone"
+		"no source on this machine: no $src, no $MIRROR, no $LT_ARCHIVE; give LT_REPO=URL or a path to a clone"
 	finish
 fi
-if [ ! -f "$src/.done" ]; then
+# Where the series applies: LT_COMMIT in a clone; in a tree made from
+# the archive, the one commit made of it (.base says which).
+if [ ! -f "$src/.done" ] && [ -z "${LT_REPO:-}" ]; then
+	rm -rf "$src"
+	mkdir -p "$src"
+	id=$(gzip -dc "$LT_ARCHIVE" | git get-tar-commit-id)
+	if [ "$id" != "$LT_COMMIT" ]; then
+		result 1 "$LT_ARCHIVE is LinuxTracepoints at $LT_COMMIT (its commit id: ${id:-none})"
+		finish
+	fi
+	tar -xzf "$LT_ARCHIVE" -C "$src" --strip-components=1 > "$log/clone.log" 2>&1 &&
+		git -C "$src" init -q >> "$log/clone.log" 2>&1 &&
+		git -C "$src" add -A >> "$log/clone.log" 2>&1 &&
+		git -C "$src" -c user.name=check-clients -c user.email=check-clients@localhost \
+			commit -q -m "LinuxTracepoints $LT_COMMIT (git archive)" >> "$log/clone.log" 2>&1 &&
+		git -C "$src" rev-parse HEAD > "$src/.base"
+	st=$?
+	[ $st -eq 0 ] && touch "$src/.done"
+	[ $st -eq 0 ] || sed 's/^/# /' "$log/clone.log"
+	result $st "LinuxTracepoints at $LT_COMMIT from $(basename "$LT_ARCHIVE") (its commit id checked)"
+	[ $st -eq 0 ] || finish
+elif [ ! -f "$src/.done" ]; then
 	rm -rf "$src"
 	git clone -q --no-checkout "$LT_REPO" "$src" > "$log/clone.log" 2>&1 &&
 		git -C "$src" checkout -q --detach "$LT_COMMIT" >> "$log/clone.log" 2>&1
@@ -132,7 +159,7 @@ ptree=$CACHE/patched-$base_key-$patch_key
 if [ ! -f "$ptree/.done" ]; then
 	rm -rf "$ptree"
 	git clone -q "$src" "$ptree" > "$log/am.log" 2>&1 &&
-		git -C "$ptree" checkout -q --detach "$LT_COMMIT" &&
+		git -C "$ptree" checkout -q --detach "$(cat "$src/.base" 2>/dev/null || echo "$LT_COMMIT")" &&
 		git -C "$ptree" -c user.name=check-clients -c user.email=check-clients@localhost \
 			am -q "${patches[@]/#/$top/}" >> "$log/am.log" 2>&1
 	st=$?
