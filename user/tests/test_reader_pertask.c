@@ -52,6 +52,7 @@
 #include "perfclock_reader.h"
 #include "internal.h"
 #include "tap.h"
+#include "tracefs_id.h"
 #include "test_reader.h"
 
 #define TASK_MIGRATE_MS	2
@@ -139,35 +140,14 @@ static void *task_main(void *arg)
 	return (void *)(uintptr_t)frame[0];
 }
 
-static int tp_id(const char *name)
-{
-	static const char *const dirs[] = { "/sys/kernel/tracing",
-					    "/sys/kernel/debug/tracing" };
-	char path[256];
-	unsigned int i;
-	int id = -1;
-	FILE *f;
-
-	for (i = 0; i < 2 && id < 0; i++) {
-		snprintf(path, sizeof(path), "%s/events/%s/id", dirs[i], name);
-		f = fopen(path, "re");
-		if (!f)
-			continue;
-		if (fscanf(f, "%d", &id) != 1)
-			id = -1;
-		fclose(f);
-	}
-	return id;
-}
-
 /* The task's ring: its syscall tracepoints (if tracefs has them), faults, switches. */
 static struct perfclock_evring *task_ring(struct perfclock *clk, pid_t tid,
 					  int *tracepoints)
 {
 	struct perfclock_evring_config cfg;
 	struct perf_event_attr a[4];
-	int enter = tp_id("raw_syscalls/sys_enter");
-	int exit_ = tp_id("raw_syscalls/sys_exit");
+	int enter = tracefs_event_id("raw_syscalls/sys_enter");
+	int exit_ = tracefs_event_id("raw_syscalls/sys_exit");
 	uint32_t n = 0;
 
 	memset(a, 0, sizeof(a));

@@ -43,6 +43,7 @@
 
 #include "libperfclock.h"
 #include "tap.h"
+#include "tracefs_id.h"
 #include "synth.h"
 #include "synth_rules.h"
 
@@ -62,26 +63,6 @@ static long perf_open(struct perf_event_attr *a, int cpu, int group)
 {
 	return syscall(SYS_perf_event_open, a, -1, cpu, group,
 		       PERF_FLAG_FD_CLOEXEC);
-}
-
-static int tracepoint_id(const char *name)
-{
-	const char *roots[] = { "/sys/kernel/tracing",
-				"/sys/kernel/debug/tracing" };
-	char path[256];
-	int i, id = -1;
-	FILE *f;
-
-	for (i = 0; i < 2 && id < 0; i++) {
-		snprintf(path, sizeof(path), "%s/events/%s/id", roots[i], name);
-		f = fopen(path, "r");
-		if (!f)
-			continue;
-		if (fscanf(f, "%d", &id) != 1)
-			id = -1;
-		fclose(f);
-	}
-	return id;
 }
 
 struct cpu_ring {
@@ -298,11 +279,11 @@ int main(int argc, char **argv)
 		 "ESTIMATED (no module)",
 		 (unsigned long long)cinfo.horizon_age_ns);
 
-	fork_tp = tracepoint_id("sched/sched_process_fork");
+	fork_tp = tracefs_event_id("sched/sched_process_fork");
 	if (fork_tp < 0 && stat("/sys/kernel/tracing", &st) == 0) {
 		/* tracefs not mounted yet: mount it (root only). */
 		mount("nodev", "/sys/kernel/tracing", "tracefs", 0, NULL);
-		fork_tp = tracepoint_id("sched/sched_process_fork");
+		fork_tp = tracefs_event_id("sched/sched_process_fork");
 	}
 
 	setup_attr(&ad, clk, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_DUMMY);
