@@ -72,19 +72,28 @@ jevent() {
 # "all" if every traced event's kernel count must equal samples + lost;
 # else the name of the one event held to that (see the host note below).
 check_json() {
-	local f=$1 where=$2 exact=$3 samples r pushed deliv bad=0 count lost lrec unacc e
+	local f=$1 where=$2 exact=$3 samples r pushed deliv bad=0 count lost lrec unacc e oevents want_n
 	samples=$(jtop "$f" samples)
 	if [ -z "$samples" ]; then
 		result 1 "$where: --json summary is readable"
 		return
 	fi
 	check "$where: events were traced ($samples)" [ "$samples" -gt 0 ]
+	# Ours on the threaded reader (the default) reads rings of its own:
+	# its events are its reader's, the same load traced a second time.
+	oevents=$samples
+	if [ "$(jours "$f" kind)" = threads ]; then
+		oevents=$(jours "$f" events)
+		check_threads "$f" "$where" "$samples"
+	fi
 	for r in ours ours-gp ahern perf-old schuchart kvm-live; do
 		pushed=$(jrule "$f" $r pushed)
 		deliv=$(jrule "$f" $r delivered)
-		if [ "$pushed" != "$samples" ] || [ "$deliv" != "$samples" ] ||
+		want_n=$samples
+		[ $r = ours ] && want_n=$oevents
+		if [ "$pushed" != "$want_n" ] || [ "$deliv" != "$want_n" ] ||
 		   [ "$(jrule "$f" $r queued_at_end)" != 0 ]; then
-			echo "# $where: $r pushed=$pushed delivered=$deliv samples=$samples"
+			echo "# $where: $r pushed=$pushed delivered=$deliv events=$want_n"
 			bad=1
 		fi
 		[ "$(jrule "$f" $r order_errors)" = 0 ] || { echo "# $where: $r emitted out of order"; bad=1; }
@@ -136,6 +145,32 @@ check_json() {
 	check "$where: no corrupt ring data" [ "$(jtop "$f" ring_errors)" = 0 ]
 }
 
+# jours FILE FIELD: a field of the "ours_reader" line.
+jours() {
+	grep '^  "ours_reader":' "$1" |
+		sed -n -e "s/.*\"$2\": \"\([^\"]*\)\".*/\1/p" -e t -e "s/.*\"$2\": \([0-9a-z]*\).*/\1/p"
+}
+
+# check_threads FILE WHERE SAMPLES: ours' threaded reader traced the same
+# load as the round loop. Both sets of events are enabled and disabled
+# one after the other, so a few occurrences at each end reach one set
+# only: with no record lost in either, its events are the round loop's
+# within 1 % + 100. Fewer would be records the reader dropped, more ones
+# it delivered twice.
+check_threads() {
+	local f=$1 where=$2 n=$3 o lost rlost
+	o=$(jours "$f" events) lost=$(jours "$f" lost) rlost=$(jkernel "$f" lost_in_records)
+	echo "# $where: ours' threaded reader: $(jours "$f" threads) threads, $(jours "$f" rings) rings, $o events, $lost lost, $(jours "$f" handoffs) hand-offs; the round loop: $n events, $rlost lost"
+	check "$where: ours' threaded reader found no corrupt ring ($(jours "$f" errors))" [ "$(jours "$f" errors)" = 0 ]
+	if [ "${lost:-1}" != 0 ] || [ "${rlost:-1}" != 0 ]; then
+		skip_result "$where: ours' reader traced the round loop's events (within 1 % + 100)" \
+			"records lost (threads $lost, round loop $rlost): the counts differ by those"
+		return
+	fi
+	check "$where: ours' reader traced the round loop's events, within 1 % + 100 ($o against $n)" \
+		[ "${o:-0}" -ge $((n - n / 100 - 100)) -a "${o:-0}" -le $((n + n / 100 + 100)) ]
+}
+
 # jpc FILE FIELD: a field of the "percpu_horizon" line.
 jpc() {
 	grep '^  "percpu_horizon":' "$1" |
@@ -148,16 +183,18 @@ jpc() {
 # (a task's ring is written from several CPUs: docs/percpu-horizon.md,
 # section 8).
 check_percpu() {
-	local f=$1 where=$2 own gp mixed kind
+	local f=$1 where=$2 own gp mixed kind nrings
 	own=$(jpc "$f" rings_own) gp=$(jpc "$f" rings_gp) mixed=$(jpc "$f" rings_mixed)
-	kind=$(jrings "$f" kind)
+	kind=$(jrings "$f" kind) nrings=$(jrings "$f" count)
+	# On the threaded reader ours has its own rings: one per CPU.
+	[ "$(jours "$f" kind)" = threads ] && nrings=$(jours "$f" rings)
 	echo "# $where: per-CPU horizon $(jpc "$f" name): $own rings own H_c, $gp grace-period, $mixed mixed; age at the flush p50 $(jpc "$f" age_p50_ns) p99 $(jpc "$f" age_p99_ns) ns, ours-gp's p50 $(jpc "$f" gp_age_p50_ns) p99 $(jpc "$f" gp_age_p99_ns) ns; $(jpc "$f" wrong_cpu) reads on another CPU"
 	if [ "$kind" = task ]; then
-		check "$where: ours read the least H_c of every CPU for every task's ring, every round ($own of $(jrings "$f" count), $(jpc "$f" name))" \
-			[ "${gp:-x}-${mixed:-x}-${own:-x}" = "0-0-$(jrings "$f" count)" ]
+		check "$where: ours read the least H_c of every CPU for every task's ring, every round ($own of $nrings, $(jpc "$f" name))" \
+			[ "${gp:-x}-${mixed:-x}-${own:-x}" = "0-0-$nrings" ]
 	else
-		check "$where: ours read its own H_c on every CPU's ring, every round ($own of $(jrings "$f" count), $(jpc "$f" name))" \
-			[ "${gp:-x}-${mixed:-x}-${own:-x}" = "0-0-$(jrings "$f" count)" ]
+		check "$where: ours read its own H_c on every CPU's ring, every round ($own of $nrings, $(jpc "$f" name))" \
+			[ "${gp:-x}-${mixed:-x}-${own:-x}" = "0-0-$nrings" ]
 	fi
 }
 
@@ -305,6 +342,16 @@ if want host; then
 	check "host: a kernel-count gap is explained, not a bare DIFFER ($(jkernel "$out/host.json" unaccounted) unaccounted)" \
 		sh -c "! grep -q DIFFER '$out/host.err' && { [ '$(jkernel "$out/host.json" unaccounted)' = 0 ] || grep -q 'kernel-side gap' '$out/host.err'; }"
 
+	# Ours in the round loop beside the other rules (--reader round),
+	# the loop visiting each CPU to read its H_c there.
+	st=0
+	$bin --clock monotonic --duration 2 --load 4 --no-status --reader round \
+		--json "$out/round.json" > /dev/null 2> "$out/round.err" || st=$?
+	check "host round: demo_flush --reader round exits 0" [ $st -eq 0 ]
+	check_json "$out/round.json" "host round" sched:sched_switch
+	check "host round: ours ran in the round loop (ours_reader kind $(jours "$out/round.json" kind), visits $(jpc "$out/round.json" visits))" \
+		[ "$(jours "$out/round.json" kind)-$(jpc "$out/round.json" visits)" = round-true ]
+
 	# The scenarios' options together: timer sampling on a ring of its
 	# own per CPU, the load on one CPU, at most 25 records per ring per
 	# round (ours must cap its flush at the oldest record left unread).
@@ -325,7 +372,7 @@ if want host; then
 	check "report: a table row per run with late events beside hold p50/p99" \
 		grep -qE '^\| scenarios \| host \| [0-9]+ \| [0-9]+ \([0-9]+ of [0-9]+\) \| [0-9]+, [0-9.]+ / [0-9.]+(, \*\*[0-9]+ held\*\*)? \|' "$out/report.txt"
 	check "report: a verdict sentence naming which rules were late, and ours' latency cost" \
-		grep -qE '^host: ours delivered no event late; late elsewhere: .*Hold p99, ours vs' "$out/report.txt"
+		grep -qE '^host: ours delivered no event late; events delivered late by the other rules [^:]*: ours-gp [0-9]+, ahern [0-9]+.*, perf-old [0-9]+.*, schuchart [0-9]+.*, kvm-live [0-9]+.*Hold p99, ours vs' "$out/report.txt"
 	check "report: each target with its verdict" \
 		grep -qE '^  host scenarios +0 late: PASS .*p99 vs rounds \+ barrier: (PASS|MISS)' "$out/report.txt"
 fi
@@ -361,6 +408,11 @@ if want errors; then
 		'add --sample-shared' $bin --clock monotonic --per-thread --load 2 --sample cpu-clock --duration 1
 	expect_usage "error: --tick-ms with no CPU left idle by the load says so" \
 		'--tick-ms needs CPUs the load leaves idle' $bin --clock monotonic --load 2 --tick-ms 100 --duration 1
+	expect_usage "error: an unknown --reader is named" \
+		"unknown --reader 'fast' \\(threads or round\\)" $bin --clock monotonic --reader fast --duration 1
+	expect_usage "error: --per-thread with --reader threads says ours runs in the round loop there" \
+		'--per-thread runs ours in the round loop' \
+		$bin --clock monotonic --per-thread --load 2 --reader threads --duration 1
 	expect_usage "error: an unknown --load-side-band is named" \
 		"unknown --load-side-band 'foo' \\(mmap or comm\\)" $bin --clock monotonic --load-side-band foo --duration 1
 	expect_usage "error: a stray argument is refused, not run as a command" \

@@ -16,9 +16,11 @@
 #
 #   1. demo_flush on this machine, no module (--clock monotonic: H_c by
 #      clock_gettime + getcpu, the grace-period horizon by membarrier),
-#      in the scenarios of scripts/demo.sh scaled to its CPUs, then busy
-#      once more with --no-visit (the reader stays put: ours keeps the
-#      grace-period horizon) for what visiting the CPUs costs;
+#      in the scenarios of scripts/demo.sh scaled to its CPUs (ours on
+#      the threaded reader, the default), then busy with ours in the
+#      round loop (--reader round), visiting the CPUs and once more with
+#      --no-visit (the reader stays put: ours keeps the grace-period
+#      horizon) for what visiting the CPUs costs;
 #   2. the same scenarios in the TCG test guests, both clock regimes,
 #      with the module (scripts/demo.sh --guest; or the summaries of a
 #      run already made, --guest-json DIR, e.g. build/bench-demo from
@@ -135,12 +137,12 @@ done
 [ ${#files[@]} -eq 0 ] || table "${files[@]}"
 
 echo
-echo "== what visiting the CPUs costs (host busy, ${host_secs}s each: ours on H_c, then --no-visit)"
+echo "== what visiting the CPUs costs (host busy, ${host_secs}s each, ours in the round loop: on H_c, then --no-visit)"
 for mode in visit no-visit; do
 	c0=$(ctxt) t0=$(date +%s.%N)
 	# shellcheck disable=SC2046
 	user/build/demo_flush --clock monotonic --duration "$host_secs" --reverse $(host_args busy) \
-		--no-status --label "host busy $mode" $([ $mode = no-visit ] && echo --no-visit) \
+		--no-status --label "host busy $mode" --reader round $([ $mode = no-visit ] && echo --no-visit) \
 		--json "$out/host-busy-$mode.json" > "$out/host-busy-$mode.out" 2>&1
 	c1=$(ctxt) t1=$(date +%s.%N)
 	awk -v m=$mode -v c="$((c1 - c0))" -v t0="$t0" -v t1="$t1" '

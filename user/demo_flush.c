@@ -46,8 +46,10 @@ static void usage(FILE *f)
 "\n"
 "Trace every online CPU through one perf ring per CPU, read the rings in\n"
 "rounds, and run the flush rules (ours, ours-gp, ahern, perf-old,\n"
-"schuchart, kvm-live) side by side on the same events. Ours reads each\n"
-"CPU's horizon on that CPU (the reader visits the CPUs every round).\n"
+"schuchart, kvm-live) side by side on the same events, as perf's live\n"
+"tools read: one thread, round after round. Ours runs on the library's\n"
+"threaded reader (one thread pinned to each CPU, reading that CPU's\n"
+"horizon there), on rings of its own tracing the same events.\n"
 "\n"
 "  -c, --clock NAME     perfclock (default: /dev/perfclock, the clock perf\n"
 "                       stamps with) or monotonic (events opened with\n"
@@ -83,9 +85,12 @@ static void usage(FILE *f)
 "                       anonymous page (mmap), or renames its thread (comm)\n"
 "      --reverse        read the rings from the last CPU to the first\n"
 "      --yield          sched_yield() between rings\n"
-"      --no-visit       the reader stays where it is: ours keeps the grace-\n"
-"                       period horizon on every ring (to measure what visiting\n"
-"                       the CPUs costs)\n"
+"      --reader KIND    threads (default): ours on the threaded reader, as\n"
+"                       above; round: ours in the round loop with the other\n"
+"                       rules, the loop visiting each CPU to read its horizon\n"
+"                       there (what --per-thread always does)\n"
+"      --no-visit       ours keeps the grace-period horizon on every ring (to\n"
+"                       measure what the per-CPU horizon saves)\n"
 "  -p, --print          print our rule's ordered events like perf script\n"
 "  -j, --json FILE      write the summary as JSON to FILE ('-': stdout)\n"
 "      --label TEXT     a label stored in the JSON (e.g. the clock regime)\n"
@@ -129,7 +134,7 @@ static void parse_args(struct opts *opt, int argc, char **argv)
 	enum { O_SOFTWARE = 256, O_REVERSE, O_YIELD, O_LABEL,
 	       O_STATUS, O_NO_STATUS, O_DEVICE, O_MAX_PER_ROUND, O_LOAD_CPUS,
 	       O_SAMPLE, O_SAMPLE_HZ, O_SAMPLE_SHARED, O_PER_THREAD, O_MIGRATE,
-	       O_TICK_MS, O_SIDE_BAND, O_LOAD_MMAP, O_NO_VISIT };
+	       O_TICK_MS, O_SIDE_BAND, O_LOAD_MMAP, O_NO_VISIT, O_READER };
 	static const struct option lo[] = {
 		{ "clock", required_argument, NULL, 'c' },
 		{ "device", required_argument, NULL, O_DEVICE },
@@ -157,6 +162,7 @@ static void parse_args(struct opts *opt, int argc, char **argv)
 		{ "side-band", no_argument, NULL, O_SIDE_BAND },
 		{ "load-side-band", required_argument, NULL, O_LOAD_MMAP },
 		{ "no-visit", no_argument, NULL, O_NO_VISIT },
+		{ "reader", required_argument, NULL, O_READER },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -169,6 +175,7 @@ static void parse_args(struct opts *opt, int argc, char **argv)
 	opt->interval_us = 1000;
 	opt->status = -1;
 	opt->sample_hz = 1000;
+	opt->threads = -1;
 	while ((c = getopt_long(argc, argv, "+c:d:l:e:m:i:pj:h", lo, NULL)) != -1) {
 		switch (c) {
 		case 'c':
@@ -258,6 +265,14 @@ static void parse_args(struct opts *opt, int argc, char **argv)
 		case O_NO_VISIT:
 			opt->no_visit = 1;
 			break;
+		case O_READER:
+			if (!strcmp(optarg, "threads"))
+				opt->threads = 1;
+			else if (!strcmp(optarg, "round"))
+				opt->threads = 0;
+			else
+				die_usage("unknown --reader '%s' (threads or round)", optarg);
+			break;
 		case O_LOAD_MMAP:
 			if (!strcmp(optarg, "mmap"))
 				opt->load_side_band = LOAD_SB_MMAP;
@@ -296,6 +311,15 @@ static void parse_args(struct opts *opt, int argc, char **argv)
 		die_usage("--per-thread opens a ring per --load thread: give --load N");
 	if (opt->per_thread && opt->sample && !opt->sample_shared)
 		die_usage("--per-thread puts --sample in each thread's ring: add --sample-shared");
+	/*
+	 * The threaded reader takes one perfclock_evring, and a per-task
+	 * evring is one task's ring: the load's threads have one each.
+	 */
+	if (opt->per_thread && opt->threads == 1)
+		die_usage("--per-thread runs ours in the round loop (the threaded reader "
+			  "takes one set of rings, a task's is one ring): drop --reader threads");
+	if (opt->threads < 0)
+		opt->threads = !opt->per_thread;
 	if (opt->software && opt->nr_tp_spec)
 		die_usage("--software and --event exclude each other");
 	if (opt->pages & (opt->pages - 1))

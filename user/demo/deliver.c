@@ -44,7 +44,7 @@ int demo_parse_sample(const struct demo *d, const void *data, uint32_t size,
 }
 
 /* --print: one line per event, as perf script prints it; "# late by" before a late one. */
-static void print_event(struct demo *d, const struct perfclock_event *ev)
+void demo_print_event(struct demo *d, const struct perfclock_event *ev)
 {
 	const struct qhdr *h = ev->data;
 	const struct tp_event *te;
@@ -103,6 +103,6 @@ int demo_deliver(void *arg, const struct perfclock_event *ev)
 	/* Hold: from the event's timestamp to its delivery (late ones too). */
 	hist_add(&r->hold, d->emit_now > ev->time ? d->emit_now - ev->time : 0);
 	if (r->print)
-		print_event(d, ev);
+		demo_print_event(d, ev);
 	return 0;
 }

@@ -11,6 +11,7 @@
  *   setup.c           the clock, the events, their rings, the queues; teardown
  *   rounds.c          the run: rounds of reading every ring and flushing
  *   deliver.c         what the queues hand back: counted, timed, --print'ed
+ *   threads.c         ours on the library's threaded reader (--reader threads)
  *   command.c         -- COMMAND: running it, and its exit status as ours
  *   report.c          the status line and the closing tables
  *   json.c            the --json summary
@@ -76,6 +77,12 @@ struct opts {
 	long tick_ms;		/* a ticker on each CPU the load leaves idle */
 	int side_band;		/* mmap, comm and task records in every ring */
 	int no_visit;		/* ours keeps the grace-period horizon: no H_c */
+	/*
+	 * Ours on the library's threaded reader (threads.c; the default),
+	 * or in the round loop beside the other rules (--reader round,
+	 * visiting each CPU to read its H_c there; always with --per-thread).
+	 */
+	int threads;
 	int load_side_band;	/* LOAD_SB_*: each load hop maps a page, or renames itself */
 	int status;		/* 1 on, 0 off, -1 auto (stderr is a tty) */
 	char **command;
@@ -124,6 +131,7 @@ struct cpu_ring {
 struct demo;
 struct load;
 struct ticker;
+struct demo_threads;
 
 struct rule_state {
 	struct demo *d;			/* demo_deliver() gets only this */
@@ -177,6 +185,7 @@ struct demo {
 	struct cpu_ring *rings;
 	int nr_rings;
 	struct load *load;		/* --load: started in setup, released by demo_run() */
+	struct demo_threads *threads;	/* --reader threads: ours' reader (threads.c) */
 	int *load_tids;			/* --per-thread: the threads whose rings these are */
 	struct ticker *ticker;		/* --tick-ms */
 	struct pollfd *pfd;		/* one per ring, to wait between rounds */
@@ -204,7 +213,7 @@ struct demo {
 	 * limits were (the horizon's age where it is used). pinned_cpu: the
 	 * CPU the reader is pinned to now, -1: not pinned.
 	 */
-	int percpu;
+	int percpu, percpu_offered;	/* offered: before --reader threads took ours */
 	uint32_t pc_gen;
 	int have_pc_gen, pinned_cpu;
 	/* rounds.c: ours' horizon for the task rings, this round's. */
@@ -255,6 +264,13 @@ void die_usage(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 
 /* ---- setup.c ---- */
 
 /*
+ * The attr of event ev, for a ring of ring_bytes; first: the ring's first
+ * event, which carries the side-band records (--side-band).
+ */
+void demo_fill_attr(const struct demo *d, struct perf_event_attr *attr,
+		    const struct tp_event *ev, size_t ring_bytes, int first);
+
+/*
  * Open the clock, pick and open the events (one ring per CPU, two with
  * --sample), make one queue per rule; dies with a message saying what to
  * do on any error. The events are left disabled.
@@ -281,6 +297,41 @@ int demo_parse_sample(const struct demo *d, const void *data, uint32_t size,
 		      struct sample *s);
 /* The queues' deliver callback; arg is the rule's struct rule_state. */
 int demo_deliver(void *arg, const struct perfclock_event *ev);
+
+/* Print one queued event (struct qhdr, then the record) as perf script does. */
+void demo_print_event(struct demo *d, const struct perfclock_event *ev);
+
+/* ---- threads.c: ours on the threaded reader (--reader threads) ---- */
+
+/* What ours' reader did, once demo_threads_finish() has run. */
+struct demo_threads_result {
+	int have;
+	struct perfclock_queue_stats queue;	/* the reader's queue */
+	uint64_t events;	/* delivered to ours: the round loop's "samples" */
+	uint64_t untimed, throttle;	/* delivered, not counted as events */
+	uint32_t threads, rings;
+	int rings_own, rings_gp, rings_mixed;	/* H_c, perfclock_horizon(), both */
+	uint64_t handoffs, rounds, errors;
+	uint64_t lost_records, lost;	/* PERF_RECORD_LOST(_SAMPLES) in its rings */
+	uint64_t age_p50_ns, age_p99_ns;	/* thread horizons' age at the merge */
+};
+
+/*
+ * Open the events evs[0..n-1] (indexes into events[]) again, as one
+ * perfclock_evring with a ring per CPU, for ours' reader; dies on error.
+ */
+void demo_threads_open(struct demo *d, const int *evs, int n);
+void demo_threads_set_enabled(struct demo *d, int on);
+/* Start the reader and its merger thread (after the events are enabled). */
+void demo_threads_start(struct demo *d);
+/* Stop: the merger delivers the rest in order; d->end_time must be set. */
+void demo_threads_finish(struct demo *d);
+/* NULL before demo_threads_finish(), or with --reader round. */
+const struct demo_threads_result *demo_threads_result(const struct demo *d);
+void demo_threads_close(struct demo *d);
+/* A rule's queue statistics, ours' from its reader's queue on the threads. */
+void demo_rule_queue_stats(const struct demo *d, int rule,
+			   struct perfclock_queue_stats *st);
 
 /* ---- command.c ---- */
 

@@ -7,7 +7,7 @@
  *
  * Below the report: report.c works out the run's summary (struct
  * run_summary) and calls this file with it; this file calls only the
- * library, hist.h and rules.c, never report.c.
+ * library, hist.h, rules.c and threads.c's results, never report.c.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -34,6 +34,7 @@ void demo_write_json(struct demo *d, FILE *f, const struct run_summary *s)
 	const struct kernel_counts *k = &s->k;
 	const struct perfclock_clock_info *ci = &s->ci;
 	const struct ring_order *o = &s->order;
+	const struct demo_threads_result *tr = demo_threads_result(d);
 	int i, e;
 
 	fprintf(f, "{\n  \"tool\": \"demo_flush\",\n  \"label\": ");
@@ -60,10 +61,26 @@ void demo_write_json(struct demo *d, FILE *f, const struct run_summary *s)
 		", \"wrong_cpu\": %" PRIu64 ", \"restarts\": %" PRIu64
 		", \"visits\": %s, \"pins\": %" PRIu64 ", \"reader_nvcsw\": %ld"
 		", \"reader_nivcsw\": %ld},\n",
-		perfclock_horizon_cpu_name(ci), s->rings_own, s->rings_gp, s->rings_mixed, hist_pct(&d->pc_age, 50),
-		hist_pct(&d->pc_age, 99), hist_pct(&d->gp_age, 50), hist_pct(&d->gp_age, 99),
+		perfclock_horizon_cpu_name(ci), s->rings_own, s->rings_gp, s->rings_mixed,
+		/* On the threads: their horizons' age when the merger took them. */
+		tr ? tr->age_p50_ns : hist_pct(&d->pc_age, 50),
+		tr ? tr->age_p99_ns : hist_pct(&d->pc_age, 99),
+		hist_pct(&d->gp_age, 50), hist_pct(&d->gp_age, 99),
 		d->pc_pin_failed, d->pc_wrong_cpu, d->pc_restarts,
 		d->percpu ? "true" : "false", d->pc_pins, d->reader_nvcsw, d->reader_nivcsw);
+	/* Ours' reader: the round loop's own rings (round) or its threads'. */
+	if (tr)
+		fprintf(f, "  \"ours_reader\": {\"kind\": \"threads\", \"events\": %" PRIu64
+			", \"untimed\": %" PRIu64 ", \"throttle\": %" PRIu64
+			", \"lost_records\": %" PRIu64 ", \"lost\": %" PRIu64
+			", \"threads\": %u, \"rings\": %u, \"handoffs\": %" PRIu64
+			", \"rounds\": %" PRIu64 ", \"errors\": %" PRIu64
+			", \"age_p50_ns\": %" PRIu64 ", \"age_p99_ns\": %" PRIu64 "},\n",
+			tr->events, tr->untimed, tr->throttle, tr->lost_records, tr->lost,
+			tr->threads, tr->rings, tr->handoffs, tr->rounds, tr->errors,
+			tr->age_p50_ns, tr->age_p99_ns);
+	else
+		fprintf(f, "  \"ours_reader\": {\"kind\": \"round\"},\n");
 	fprintf(f, "  \"cpus\": %d,\n  \"source\": \"%s\",\n  \"events\": [",
 		s->cpus_traced, d->events[0].software ? "software" : "tracepoint");
 	for (e = 0; e < d->nr_events; e++) {
@@ -115,7 +132,7 @@ void demo_write_json(struct demo *d, FILE *f, const struct run_summary *s)
 		struct rule_state *r = &d->rules[i];
 		struct perfclock_queue_stats st;
 
-		perfclock_queue_get_stats(r->q, &st);
+		demo_rule_queue_stats(d, i, &st);
 		fprintf(f, "    {\"name\": \"%s\", \"pushed\": %" PRIu64
 			", \"delivered\": %" PRIu64 ", \"in_order\": %" PRIu64
 			", \"late\": %" PRIu64 ", \"worst_lateness_ns\": %" PRIu64

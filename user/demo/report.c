@@ -28,7 +28,13 @@ void demo_status_line(struct demo *d, double elapsed, uint64_t d_samples,
 	for (i = 0; i < NR_RULES; i++) {
 		struct perfclock_queue_stats st;
 
-		perfclock_queue_get_stats(d->rules[i].q, &st);
+		if (i == RULE_OURS && d->opt.threads) {
+			/* Its merger owns its queue: only its late count, read atomically. */
+			memset(&st, 0, sizeof(st));
+			st.late = __atomic_load_n(&d->rules[i].late, __ATOMIC_RELAXED);
+		} else {
+			perfclock_queue_get_stats(d->rules[i].q, &st);
+		}
 		if (i == RULE_OURS)
 			queued = st.queued;
 		used += (size_t)snprintf(late + used, sizeof(late) - used, " %s=%" PRIu64,
@@ -191,9 +197,16 @@ static const char *demo_clock_name(const struct demo *d)
 static void demo_ring_horizons(const struct demo *d, int *own, int *gp,
 			       int *mixed)
 {
+	const struct demo_threads_result *tr = demo_threads_result(d);
 	int c;
 
 	*own = *gp = *mixed = 0;
+	if (tr) {
+		*own = tr->rings_own;
+		*gp = tr->rings_gp;
+		*mixed = tr->rings_mixed;
+		return;
+	}
 	for (c = 0; c < d->nr_rings; c++) {
 		const struct cpu_ring *r = &d->rings[c];
 
@@ -210,10 +223,27 @@ static void demo_ring_horizons(const struct demo *d, int *own, int *gp,
 static void print_percpu_line(const struct demo *d, FILE *f,
 			      const struct perfclock_clock_info *ci)
 {
+	const struct demo_threads_result *tr = demo_threads_result(d);
 	char p50[32], p99[32], g50[32], g99[32];
 	int own, gp, mixed;
 
 	demo_ring_horizons(d, &own, &gp, &mixed);
+	if (tr) {
+		fmt_ns(p50, sizeof(p50), tr->age_p50_ns);
+		fmt_ns(p99, sizeof(p99), tr->age_p99_ns);
+		fprintf(f, "  ours on the threaded reader (%u threads, %u rings of its own, "
+			"the same events): %s; %d rings on their own H_c, %d on the "
+			"grace-period horizon%s, %d some of each; its threads' horizons "
+			"%s old at the merge (p50), %s (p99); %" PRIu64 " hand-offs\n",
+			tr->threads, tr->rings, perfclock_horizon_cpu_name(ci), own, gp,
+			d->opt.no_visit ? " (--no-visit)" : "", mixed, p50, p99,
+			tr->handoffs);
+		fprintf(f, "  its events %" PRIu64 " (%.0f/s); records lost by the kernel "
+			"in its rings %" PRIu64 "%s; the round loop's below\n",
+			tr->events, tr->events / d->secs, tr->lost,
+			tr->errors ? "; CORRUPT RING DATA SEEN" : "");
+		return;
+	}
 	fmt_ns(p50, sizeof(p50), hist_pct(&d->pc_age, 50));
 	fmt_ns(p99, sizeof(p99), hist_pct(&d->pc_age, 99));
 	fmt_ns(g50, sizeof(g50), hist_pct(&d->gp_age, 50));
@@ -249,14 +279,14 @@ static void print_verdict(const struct demo *d, FILE *f)
 	int i, best = -1, own, gp, mixed;
 
 	demo_ring_horizons(d, &own, &gp, &mixed);
-	perfclock_queue_get_stats(ours->q, &st);
+	demo_rule_queue_stats(d, RULE_OURS, &st);
 	late = st.late;
 	for (i = 0; i < NR_RULES; i++) {
 		const struct rule_state *r = &d->rules[i];
 
 		if (i == RULE_OURS || r->held_to_end)
 			continue;
-		perfclock_queue_get_stats(r->q, &st);
+		demo_rule_queue_stats(d, i, &st);
 		if (st.late)
 			continue;
 		if (best < 0 || hist_pct(&r->hold, 99) < best99) {
@@ -265,7 +295,8 @@ static void print_verdict(const struct demo *d, FILE *f)
 		}
 	}
 	fmt_ns(a, sizeof(a), o99);
-	fprintf(f, "\nours read %s: %" PRIu64 " late, hold p99 %s",
+	fprintf(f, "\nours%s read %s: %" PRIu64 " late, hold p99 %s",
+		d->opt.threads ? ", on the threaded reader," : "",
 		!gp && !mixed && d->opt.per_thread ?
 		"the least H_c of every CPU for every task's ring" :
 		!gp && !mixed ? "every ring's own H_c on its CPU" :
@@ -282,10 +313,18 @@ static void print_verdict(const struct demo *d, FILE *f)
 			best99 ? (double)o99 / (double)best99 : 0.0);
 	else
 		fprintf(f, "; every other rule was late or held events to the end");
-	perfclock_queue_get_stats(d->rules[RULE_AHERN].q, &st);
+	demo_rule_queue_stats(d, RULE_AHERN, &st);
 	fprintf(f, "; ahern's bare read, the floor: %s, %" PRIu64 " late.\n",
 		(fmt_ns(c, sizeof(c), hist_pct(&d->rules[RULE_AHERN].hold, 99)), c),
 		st.late);
+	/* How many each older rule delivered late, zeros too. */
+	fprintf(f, "late, the older rules%s:", d->opt.threads ?
+		" (on the round loop, as perf's tools read)" : "");
+	for (i = RULE_AHERN; i < NR_RULES; i++) {
+		demo_rule_queue_stats(d, i, &st);
+		fprintf(f, " %s %" PRIu64 "%s", rule_name(i), st.late,
+			i + 1 < NR_RULES ? "," : ".\n");
+	}
 }
 
 /* The closing report: the run, the events, then one line per rule. */
@@ -382,7 +421,7 @@ static void print_tables(struct demo *d, FILE *f, const struct kernel_counts *k,
 		struct rule_state *r = &d->rules[i];
 		struct perfclock_queue_stats st;
 
-		perfclock_queue_get_stats(r->q, &st);
+		demo_rule_queue_stats(d, i, &st);
 		fmt_ns(a, sizeof(a), st.worst_lateness_ns);
 		fmt_ns(b, sizeof(b), hist_pct(&r->hold, 50));
 		fmt_ns(c, sizeof(c), hist_pct(&r->hold, 99));
@@ -396,11 +435,14 @@ static void print_tables(struct demo *d, FILE *f, const struct kernel_counts *k,
 	fprintf(f, "\nlate: delivered after a later event had been emitted; hold: from "
 		"an event's timestamp to its delivery;\nat end: delivered only after the "
 		"load stopped; held>1s: of those, read over 1 s before the end;"
-		" below hz: pushed below the last flush limit. ours: below the least H_c\n"
-		"read this round on each CPU (perfclock_horizon_cpu(), library defaults); "
-		"ours-gp: below perfclock_horizon();\n"
-		"ahern: below the bare clock read; perf-old, schuchart, kvm-live: see "
-		"user/demo/rules.h\n");
+		" below hz: pushed below the last flush limit.\nours: %s "
+		"(perfclock_horizon_cpu(), library defaults);\n"
+		"ours-gp: below perfclock_horizon() read at the round start; "
+		"ahern: below the bare clock read;\nperf-old, schuchart, kvm-live: see "
+		"user/demo/rules.h\n", d->opt.threads ?
+		"on the threaded reader, below the least of its threads' H_c, each read "
+		"on its own\nCPU before it drained that CPU's ring; peak queue not kept" :
+		"below the least H_c read this round on each CPU");
 	print_verdict(d, f);
 }
 

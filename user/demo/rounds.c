@@ -3,13 +3,15 @@
  * demo_flush: the run, in rounds. Each round takes the grace-period
  * horizon and a bare clock read first, then drains every ring once,
  * pushing every sample to every rule's queue (so all rules see the same
- * input), then flushes each queue below its rule's limit. Before it
- * drains a CPU's ring the reader moves to that CPU and reads H_c there
- * (ours: docs/percpu-horizon.md, section 7, "visit the CPUs"); the other
- * rules see the same records in the same rounds, only their limits
- * differ. Between rounds it polls the rings for at most --interval; the
- * run ends with --duration, the COMMAND's exit or a signal, and a last
- * round that reads every ring dry.
+ * input), then flushes each queue below its rule's limit. With
+ * --reader round, before it drains a CPU's ring the reader moves to that
+ * CPU and reads H_c there (ours: docs/percpu-horizon.md, section 7,
+ * "visit the CPUs"); the other rules see the same records in the same
+ * rounds, only their limits differ. By default ours is not in the loop
+ * but on the library's threaded reader (threads.c), and the loop never
+ * moves: it reads as perf's live tools do. Between rounds it polls the
+ * rings for at most --interval; the run ends with --duration, the
+ * COMMAND's exit or a signal, and a last round that reads every ring dry.
  */
 #include <errno.h>
 #include <poll.h>
@@ -89,8 +91,9 @@ static void push_all(struct demo *d, uint32_t src,
 		if (d->prev_start - rec->time > d->inflight_worst_ns)
 			d->inflight_worst_ns = d->prev_start - rec->time;
 	}
+	/* On the threaded reader, ours' merger learns them (threads.c). */
 	if (!d->events[e].software && !d->events[e].sampling && !d->events[e].side_band &&
-	    s.raw && d->opt.print)
+	    s.raw && d->opt.print && !d->opt.threads)
 		tp_learn_comms(d->comms, &d->events[e].fmt, s.raw, s.raw_size);
 	h->tp = (uint32_t)e;
 	h->cpu = s.cpu;
@@ -103,6 +106,8 @@ static void push_all(struct demo *d, uint32_t src,
 	}
 	rules_push(&d->limits, src, rec->time);
 	for (i = 0; i < NR_RULES; i++) {
+		if (i == RULE_OURS && d->opt.threads)
+			continue;	/* ours has its own reader */
 		/* Only our rule prints: the others need the header alone. */
 		err = perfclock_queue_push(d->rules[i].q, src, rec->time, buf,
 					   d->rules[i].print ? full : (uint32_t)sizeof(*h));
@@ -328,7 +333,7 @@ static uint64_t do_round(struct demo *d)
 		if (ret < 0)
 			die("perfclock_queue_restart: %s", strerror((int)-ret));
 		/* Ours takes hz for the rings H_c does not cover. */
-		if (!d->percpu || d->opt.per_thread)
+		if ((!d->percpu || d->opt.per_thread) && !d->opt.threads)
 			ret = perfclock_queue_restart(d->rules[RULE_OURS].q);
 		if (ret < 0)
 			die("perfclock_queue_restart: %s", strerror((int)-ret));
@@ -347,7 +352,8 @@ static uint64_t do_round(struct demo *d)
 
 		if (d->opt.yield && k)
 			sched_yield();
-		ring_horizon(d, r, hz);
+		if (!d->opt.threads)
+			ring_horizon(d, r, hz);
 		avail = perfclock_ring_read_begin(r->ring);
 		if (avail < 0) {
 			d->ring_errors++;
@@ -417,6 +423,8 @@ static uint64_t do_round(struct demo *d)
 		uint64_t limit;
 		int64_t ret;
 
+		if (i == RULE_OURS && d->opt.threads)
+			continue;
 		perfclock_queue_get_stats(d->rules[i].q, &st);
 		if (st.queued > d->rules[i].peak_queued)
 			d->rules[i].peak_queued = st.queued;
@@ -454,6 +462,7 @@ int demo_run(struct demo *d)
 	int i, child_status = 0, rc = 0;
 
 	demo_set_enabled(d, 1);
+	demo_threads_start(d);
 	t0 = wall_ns();
 	if (d->load)
 		load_go(d->load);
@@ -517,6 +526,8 @@ int demo_run(struct demo *d)
 		if (ret < 0)
 			die("perfclock_queue_flush_all: %s", strerror((int)-ret));
 	}
+	/* Ours' reader drains its rings and delivers the rest, in order. */
+	demo_threads_finish(d);
 	if (child > 0) {
 		/* The run ended first (--duration, a signal): we end it. */
 		kill(child, SIGTERM);

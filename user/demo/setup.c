@@ -266,6 +266,14 @@ static void fill_side_band(const struct demo *d, struct perf_event_attr *attr)
 	attr->task = 1;
 }
 
+void demo_fill_attr(const struct demo *d, struct perf_event_attr *attr,
+		    const struct tp_event *ev, size_t ring_bytes, int first)
+{
+	fill_attr(d, attr, ev, ring_bytes);
+	if (first)
+		fill_side_band(d, attr);
+}
+
 /* perf_event_open failed: say why, in the terms the user can act on. */
 static void die_open(const struct demo *d, const char *what,
 		     const struct tp_event *ev,
@@ -414,6 +422,35 @@ static void open_events(struct demo *d)
 		open_ring(d, &d->rings[c], d->cpus[c], -1, tp, nr_tp);
 	for (c = 0; sampling >= 0 && c < ncpus; c++)
 		open_ring(d, &d->rings[ncpus + c], d->cpus[c], -1, &sampling, 1);
+	/*
+	 * Ours' reader: the same events again, on rings of its own (after
+	 * the round loop's opens, which settled read_format). A sampling
+	 * event shares its CPU's ring there: H_c covers every ring of a CPU.
+	 */
+	if (d->opt.threads && d->events[0].software) {
+		/*
+		 * Not twice for software events: on 6.12 (read) and 6.18
+		 * (seen), kernel/events/core.c: do_perf_sw_event() hands
+		 * one perf_sample_data to every matching event of the CPU,
+		 * and perf_prepare_sample() fills the id, time, tid and cpu
+		 * only for the first (the fields in data->sample_flags are
+		 * skipped after it): the second set's records would carry
+		 * the first's id and time. perf_tp_event() re-initializes
+		 * it per event; 6.1 fills every field per event. Docs:
+		 * docs/results.md, "A kernel quirk: two sets of software
+		 * events".
+		 */
+		fprintf(stderr, "demo_flush: software events: ours runs in the round loop "
+			"(a second set of software events on a CPU gets the first's ids "
+			"and times on 6.12 and later kernels)\n");
+		d->opt.threads = 0;
+		d->percpu = d->percpu_offered;
+	}
+	if (d->opt.threads) {
+		if (sampling >= 0)
+			tp[nr_tp++] = sampling;
+		demo_threads_open(d, tp, nr_tp);
+	}
 }
 
 /*
@@ -491,8 +528,16 @@ void demo_setup(struct demo *d)
 	 * ring takes its own, a task's ring (written from several CPUs)
 	 * the least of every CPU's (rounds.c: ring_horizon()).
 	 */
-	d->percpu = (ci.flags & PERFCLOCK_CLOCK_HORIZON_PERCPU) &&
-		    !d->opt.no_visit;
+	d->percpu_offered = (ci.flags & PERFCLOCK_CLOCK_HORIZON_PERCPU) &&
+			    !d->opt.no_visit;
+	d->percpu = d->percpu_offered;
+	/*
+	 * On the threaded reader (threads.c) ours has its own rings and
+	 * threads; the round loop, now only the other rules', reads as
+	 * perf's tools do: from where it runs, visiting no CPU.
+	 */
+	if (d->opt.threads)
+		d->percpu = 0;
 	d->pinned_cpu = -1;
 	pick_events(d);
 	d->ncpus = online_cpus(&d->cpus);
@@ -513,6 +558,7 @@ void demo_set_enabled(struct demo *d, int on)
 {
 	int c, e;
 
+	demo_threads_set_enabled(d, on);
 	for (c = 0; c < d->nr_rings; c++)
 		for (e = 0; e < d->rings[c].nfd; e++) {
 			if (!on)
@@ -526,6 +572,7 @@ void demo_teardown(struct demo *d)
 {
 	int c, e, i;
 
+	demo_threads_close(d);
 	for (i = 0; i < NR_RULES; i++)
 		perfclock_queue_free(d->rules[i].q);
 	rules_free(&d->limits);
