@@ -264,13 +264,6 @@ void die_usage(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 
 /* ---- setup.c ---- */
 
 /*
- * The attr of event ev, for a ring of ring_bytes; first: the ring's first
- * event, which carries the side-band records (--side-band).
- */
-void demo_fill_attr(const struct demo *d, struct perf_event_attr *attr,
-		    const struct tp_event *ev, size_t ring_bytes, int first);
-
-/*
  * Open the clock, pick and open the events (one ring per CPU, two with
  * --sample), make one queue per rule; dies with a message saying what to
  * do on any error. The events are left disabled.
@@ -317,10 +310,12 @@ struct demo_threads_result {
 };
 
 /*
- * Open the events evs[0..n-1] (indexes into events[]) again, as one
- * perfclock_evring with a ring per CPU, for ours' reader; dies on error.
+ * Open the events evs[0..n-1] (indexes into events[]) again, with the
+ * attrs setup.c made for them, as one perfclock_evring with a ring per
+ * CPU, for ours' reader; dies on error.
  */
-void demo_threads_open(struct demo *d, const int *evs, int n);
+void demo_threads_open(struct demo *d, const struct perf_event_attr *attrs,
+		       const int *evs, int n);
 void demo_threads_set_enabled(struct demo *d, int on);
 /* Start the reader and its merger thread (after the events are enabled). */
 void demo_threads_start(struct demo *d);

@@ -266,14 +266,6 @@ static void fill_side_band(const struct demo *d, struct perf_event_attr *attr)
 	attr->task = 1;
 }
 
-void demo_fill_attr(const struct demo *d, struct perf_event_attr *attr,
-		    const struct tp_event *ev, size_t ring_bytes, int first)
-{
-	fill_attr(d, attr, ev, ring_bytes);
-	if (first)
-		fill_side_band(d, attr);
-}
-
 /* perf_event_open failed: say why, in the terms the user can act on. */
 static void die_open(const struct demo *d, const char *what,
 		     const struct tp_event *ev,
@@ -447,9 +439,17 @@ static void open_events(struct demo *d)
 		d->percpu = d->percpu_offered;
 	}
 	if (d->opt.threads) {
+		struct perf_event_attr attrs[MAX_EV];
+		size_t data = d->opt.pages * (size_t)sysconf(_SC_PAGESIZE);
+
 		if (sampling >= 0)
 			tp[nr_tp++] = sampling;
-		demo_threads_open(d, tp, nr_tp);
+		for (e = 0; e < nr_tp; e++) {
+			fill_attr(d, &attrs[e], &d->events[tp[e]], data);
+			if (!e)
+				fill_side_band(d, &attrs[e]);
+		}
+		demo_threads_open(d, attrs, tp, nr_tp);
 	}
 }
 

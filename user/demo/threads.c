@@ -33,7 +33,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "demo.h"
 
@@ -137,22 +136,18 @@ static int threads_deliver(void *arg, const struct perfclock_event *ev)
 	return 0;
 }
 
-void demo_threads_open(struct demo *d, const int *evs, int n)
+void demo_threads_open(struct demo *d, const struct perf_event_attr *attrs,
+		       const int *evs, int n)
 {
-	struct perf_event_attr attrs[MAX_EV];
 	struct perfclock_evring_config cfg;
-	long pagesz = sysconf(_SC_PAGESIZE);
 	struct demo_threads *t = calloc(1, sizeof(*t));
 	int i;
 
 	if (!t)
 		die("out of memory");
 	d->threads = t;
-	for (i = 0; i < n; i++) {
-		demo_fill_attr(d, &attrs[i], &d->events[evs[i]],
-			       d->opt.pages * (size_t)pagesz, i == 0);
+	for (i = 0; i < n; i++)
 		t->ev_of_attr[i] = evs[i];
-	}
 	t->nr_attrs = n;
 	perfclock_evring_config_init(&cfg);
 	cfg.attrs = attrs;
