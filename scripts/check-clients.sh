@@ -2,51 +2,57 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # scripts/check-clients.sh — what `make check-clients` runs: a client
-# nobody here wrote, microsoft/LinuxTracepoints' perf-collect, stock and
-# with the series in patches/linuxtracepoints/ (its issue #65: rounds
-# written out of time order), on the same loads.
+# nobody here wrote, microsoft/LinuxTracepoints' perf-collect (its issue
+# #65: rounds written out of time order), stock and with the pull
+# requests in patches/linuxtracepoints/, on the same loads.
 #
 #   1. installs what is missing (scripts/deps.sh build vm clients);
 #   2. takes LinuxTracepoints at LT_COMMIT: from LT_REPO (a clone; default
 #      this machine's mirror if there is one), else from the git archive
 #      the project keeps beside the tree (../shared/clients: a CI machine
 #      has no network), its commit id checked (git get-tar-commit-id) and
-#      made a one-commit repository; applies the series
-#      with `git am`, builds libperfclock from this tree (make -C user lib,
-#      make install PREFIX= a private prefix) and, with cmake + make,
-#      static: stock perf-collect and perf-decode; patched perf-collect
-#      with libperfclock (pkg-config finds the private prefix); patched
-#      perf-collect with no libperfclock installed (PKG_CONFIG_LIBDIR
-#      empty); and configures it once with -DUSE_LIBPERFCLOCK=OFF. Each
-#      build is cached under $PERFCLOCK_CACHE/clients, keyed by the
-#      upstream commit, the patches' diffs, the library's sources (for
-#      the lib build), the compiler and this recipe;
-#   3. on the host (root, tracefs; real events, no module: libperfclock's
-#      membarrier horizon for CLOCK_MONOTONIC_RAW) and in the 8-vCPU
-#      overcommitted TCG guest (boot() in scripts/vm-lib.sh, --smp 8,
-#      regime GUEST_REGIME), runs scripts/guest/clients.sh: for each load,
-#      stock then patched perf-collect while clients-load runs, then every
-#      file read by stock perf-decode, stock perf (Debian's linux-perf; in
-#      the guest the same binary with its libraries and loader) and this
-#      tree's perf-data-order, which reads perf.data itself.
+#      made a one-commit repository;
+#   3. applies the pull requests in order with `git am` (LT_SETS: pr1
+#      attr.size, pr2 FlushRoundToWriter with rounds ending at a plain
+#      clock read, pr3 libperfclock's horizon as an opt-in), each prefix a
+#      tree of its own; builds libperfclock from this tree (make -C user
+#      lib install, a private prefix); builds, static, with cmake + make:
+#      stock perf-collect and perf-decode; "plain" (pr1 + pr2: no new
+#      dependency); "exact" (all three, -DUSE_LIBPERFCLOCK=ON, found
+#      through pkg-config); checks that without the option the library
+#      is neither looked for nor compiled in, and that asking for it when
+#      it is missing stops cmake; runs the project's unit tests (ctest)
+#      upstream and with each pull request applied. Builds are cached
+#      under $PERFCLOCK_CACHE/clients, keyed by the upstream commit, the
+#      patches' diffs, the library's sources (for exact), the compiler
+#      and this recipe;
+#   4. on the host (root, tracefs; real events, no module: libperfclock's
+#      membarrier horizon for CLOCK_MONOTONIC_RAW) and in 8-vCPU
+#      overcommitted TCG guests (boot() in scripts/vm-lib.sh, --smp 8, one
+#      per clock regime in GUEST_REGIMES), runs scripts/guest/clients.sh:
+#      for each load the three builds collect AT ONCE while clients-load
+#      runs (each its own events: the same occurrences), then every file
+#      is read by stock perf-decode, Debian's perf 6.1 (the oldest the
+#      archive offers; in the guest the same binary with its libraries
+#      and loader) and this tree's perf-data-order, which reads perf.data
+#      itself.
 #
 # Per run it prints
-#   # client perf-collect load=L where=host|guest stock_inv=N patched_inv=N compat=ok lost_stock=N lost_patched=N rate_stock=N rate_patched=N inv_by=... cpu_ms_per_10k=S/P samples=S/P
-# stock_inv/patched_inv: samples stamped below the newest sample of an
-# earlier round (perf-data-order's count; inv_by gives it as counted by
-# perf-data-order, by stock perf-decode's output and by stock perf
-# script's output with its round markers, stock/patched; "unreadable"
-# where stock perf cannot open the file); lost: records the kernel
-# dropped (PERF_RECORD_LOST); rate: samples written per second of load;
-# cpu_ms_per_10k: the collector's CPU time per 10,000 samples.
-# TAP per run: both collectors ran (patched with an exact horizon), the
-# patched file has no inversion by any of the three counts, the patched
-# file read by stock perf-decode and stock perf gives no warning the
-# stock file does not and the same number of samples to every reader,
-# and the counters agree on the stock file. The check fails if stock
-# never inverts. Lost records and rates are reported, not asserted (the
-# machine is shared; they follow the load's speed). Last line
-# "N passed, N failed, N skipped".
+#   # client perf-collect scenario=L where=W stock_inv=N plain_inv=N exact_inv=N stock_lost=N plain_lost=N exact_lost=N rounds=S/P/E samples=S/P/E inv_by=decode:S/P/E,perf:S/P/E
+# *_inv: samples stamped below the newest sample of an earlier round
+# (perf-data-order's count; inv_by the same counted from perf-decode's
+# output and from perf script's, "unreadable" where perf cannot open the
+# file); *_lost: records the kernel dropped (PERF_RECORD_LOST); rounds:
+# PERF_RECORD_FINISHED_ROUND markers.
+# TAP per run: each build ran; plain's rounds ended at a clock read and
+# exact's at an exact horizon; both wrote at least 5 rounds; the exact
+# file has 0 inversions by all three counters; on the plain file the
+# three counters agree (perf can read it: a count, never "unreadable");
+# on the stock file perf-data-order and perf-decode agree; the plain and
+# exact files read by the stock readers give no new warning and the same
+# number of samples to every reader. plain_inv is shown, not judged: it
+# is what the simplest fix gets. The check fails if stock never inverts.
+# Last line "N passed, N failed, N skipped".
 #
 # Environment:
 #   PERFCLOCK_CACHE  cache root (default /var/cache/perfclock)
@@ -57,7 +63,8 @@
 #   HOST_LOADS, GUEST_LOADS  scripts/guest/clients.sh's loads (default
 #                    "busy switch irq-mixed quiet" and "busy irq-mixed quiet")
 #   HOST_SECONDS, GUEST_SECONDS  seconds of load per run (default 3, 4)
-#   GUEST_REGIME     the guest's clock regime (default unstable)
+#   GUEST_REGIMES    the guests' clock regimes (default "stable unstable")
+#   LT_SETS          the pull requests' directories, in order
 #   CLIENTS_SKIP     space-separated: host guest
 #   JOBS             make -j (default 2)
 # Logs: build/clients/.
@@ -80,7 +87,7 @@ HOST_LOADS=${HOST_LOADS:-busy switch irq-mixed quiet}
 GUEST_LOADS=${GUEST_LOADS:-busy irq-mixed quiet}
 HOST_SECONDS=${HOST_SECONDS:-3}
 GUEST_SECONDS=${GUEST_SECONDS:-4}
-GUEST_REGIME=${GUEST_REGIME:-unstable}
+GUEST_REGIMES=${GUEST_REGIMES:-stable unstable}
 CLIENTS_SKIP=${CLIENTS_SKIP:-}
 JOBS=${JOBS:-2}
 # Bump when the way perf-collect is built changes.
@@ -143,33 +150,65 @@ else
 	result 0 "LinuxTracepoints at $LT_COMMIT (cached)"
 fi
 
-patches=("$LT_PATCHES"/0*.patch)
-echo "# series: ${#patches[@]} patches from $LT_PATCHES against $LT_COMMIT"
-for p in "${patches[@]}"; do
-	echo "#   $(basename "$p") $(sha256sum < "$p" | cut -c1-12)"
+# The series: three pull requests, each a directory of git-am patches
+# (LT_SETS, in order). "plain" is the tree with the first two (no new
+# dependency: rounds end at a clock read taken before each drain),
+# "exact" with all three (rounds end at libperfclock's horizon when
+# configured with -DUSE_LIBPERFCLOCK=ON).
+LT_SETS=${LT_SETS:-pr1-attr-size pr2-flush-round pr3-round-end-provider}
+LT_PATCHES=$(realpath -m "$LT_PATCHES")
+read -r -a sets <<< "$LT_SETS"
+set_patches() { ls "$LT_PATCHES/$1"/0*.patch 2>/dev/null; }
+for set in "${sets[@]}"; do
+	nps=$(set_patches "$set" | wc -l)
+	echo "# $set: $nps patches against $LT_COMMIT"
+	for p in $(set_patches "$set"); do
+		echo "#   $(basename "$p") $(sha256sum < "$p" | cut -c1-12)"
+	done
+	[ "$nps" -gt 0 ]
+	result $? "$set holds the pull request's patches ($nps)"
 done
-# The code the series changes, not its messages: rewording a patch
-# rebuilds nothing.
-patch_key=$(for p in "${patches[@]}"; do sed -n '/^diff --git/,$p' "$p" | sed '/^-- $/,$d'; done | hash16)
+[ "$failed" -eq 0 ] || finish
+# The code the sets change, not their messages: rewording a patch
+# rebuilds nothing. key_of N: the first N sets.
+key_of() {
+	local i
+	for ((i = 0; i < $1; i++)); do
+		for p in $(set_patches "${sets[$i]}"); do sed -n '/^diff --git/,$p' "$p" | sed '/^-- $/,$d'; done
+	done | hash16
+}
 base_key=$( { echo "$LT_COMMIT recipe $RECIPE"; gcc --version | head -n 1; cmake --version | head -n 1; } | hash16)
 
-# The patched tree: a clone of the upstream one, the series applied with
-# git am (what a maintainer would run).
-ptree=$CACHE/patched-$base_key-$patch_key
-if [ ! -f "$ptree/.done" ]; then
-	rm -rf "$ptree"
-	git clone -q "$src" "$ptree" > "$log/am.log" 2>&1 &&
-		git -C "$ptree" checkout -q --detach "$(cat "$src/.base" 2>/dev/null || echo "$LT_COMMIT")" &&
-		git -C "$ptree" -c user.name=check-clients -c user.email=check-clients@localhost \
-			am -q "${patches[@]/#/$top/}" >> "$log/am.log" 2>&1
+# tree_of N: the upstream tree with the first N sets applied by git am
+# (what a maintainer would run), cached; sets tree and tree_key.
+tree_of() {
+	local n=$1 i st list=()
+	tree_key=$base_key-$(key_of "$n")
+	tree=$CACHE/tree$n-$tree_key
+	for ((i = 0; i < n; i++)); do
+		mapfile -t -O "${#list[@]}" list < <(set_patches "${sets[$i]}")
+	done
+	if [ -f "$tree/.done" ]; then
+		result 0 "${sets[$((n - 1))]}: the first $n pull requests apply with git am to $LT_COMMIT (cached)"
+		return 0
+	fi
+	rm -rf "$tree"
+	git clone -q "$src" "$tree" > "$log/am$n.log" 2>&1 &&
+		git -C "$tree" checkout -q --detach "$(cat "$src/.base" 2>/dev/null || echo "$LT_COMMIT")" &&
+		git -C "$tree" -c user.name=check-clients -c user.email=check-clients@localhost \
+			am -q "${list[@]}" >> "$log/am$n.log" 2>&1
 	st=$?
-	[ $st -eq 0 ] && touch "$ptree/.done"
-	[ $st -eq 0 ] || sed 's/^/# /' "$log/am.log" | tail -n 20
-	result $st "the series applies with git am to $LT_COMMIT"
-	[ $st -eq 0 ] || finish
-else
-	result 0 "the series applies with git am to $LT_COMMIT (cached)"
-fi
+	[ $st -eq 0 ] && touch "$tree/.done"
+	[ $st -eq 0 ] || sed 's/^/# /' "$log/am$n.log" | tail -n 20
+	result $st "${sets[$((n - 1))]}: the first $n pull requests apply with git am to $LT_COMMIT"
+}
+trees=() tree_keys=()
+for ((k = 1; k <= ${#sets[@]}; k++)); do
+	tree_of $k || finish
+	trees+=("$tree")
+	tree_keys+=("$tree_key")
+done
+plain_tree=${trees[1]} exact_tree=${trees[2]}
 
 # ---- libperfclock, from this tree ---------------------------------------------------
 lib_key=$( { for f in user/*.c user/*.h user/perfclock/*.h user/Makefile user/libperfclock.map user/libperfclock.pc.in \
@@ -224,37 +263,81 @@ mkdir -p "$nolib_pc"
 # Stock: the upstream commit as it is. (An assignment before a function
 # call holds, exported, while it runs.)
 PKG_CONFIG_PATH='' PKG_CONFIG_LIBDIR=$top/$nolib_pc build stock "$src" "$base_key" "perf-collect perf-decode"
-stock_bin=$CACHE/build-stock-$base_key/bin
-# Patched, libperfclock found through pkg-config.
-PKG_CONFIG_PATH=$prefix/lib/pkgconfig build patched "$ptree" "$base_key-$patch_key-$lib_key" perf-collect
-patched_bin=$CACHE/build-patched-$base_key-$patch_key-$lib_key/bin
-# Patched, no libperfclock installed: pkg-config finds nothing.
-PKG_CONFIG_PATH='' PKG_CONFIG_LIBDIR=$top/$nolib_pc build nolib "$ptree" "$base_key-$patch_key" perf-collect
-nolib_bin=$CACHE/build-nolib-$base_key-$patch_key/bin
+stock_bin=$bdir/bin
+# Plain: pull requests 1 and 2, nothing new to find.
+PKG_CONFIG_PATH='' PKG_CONFIG_LIBDIR=$top/$nolib_pc build plain "$plain_tree" "${tree_keys[1]}" perf-collect
+plain_bin=$bdir/bin
+# Exact: all three, asked for libperfclock (found through pkg-config).
+PKG_CONFIG_PATH=$prefix/lib/pkgconfig build exact "$exact_tree" "${tree_keys[2]}-$lib_key" perf-collect \
+	-DUSE_LIBPERFCLOCK=ON
+exact_bin=$bdir/bin
 echo "# builds: $(( $(date +%s) - b0 )) s"
 
 # (nm's output taken whole: grep -q would stop reading early, and under
 # pipefail nm's SIGPIPE would fail the pipe.)
-syms=$(nm "$patched_bin/perf-collect" 2>/dev/null)
-grep -q 'perf-collect: using libperfclock' "$log/patched-cmake.log" &&
-	grep -q ' T perfclock_horizon$' <<<"$syms"
-result $? "patched: cmake found libperfclock ($(sed -n 's/.*perf-collect: using //p' "$log/patched-cmake.log")) and perf-collect links it"
-w=$(grep -h 'warning:' "$log/patched-make.log" "$log/nolib-make.log" 2>/dev/null)
+syms=$(nm "$exact_bin/perf-collect" 2>/dev/null)
+grep -q ' T perfclock_horizon$' <<<"$syms"
+result $? "exact: -DUSE_LIBPERFCLOCK=ON found libperfclock ($(grep -o 'libperfclock[^ ]* [0-9.]*' "$log/exact-cmake.log" | head -n 1)) and perf-collect links it"
+syms=$(nm "$plain_bin/perf-collect" 2>/dev/null)
+[ -n "$syms" ] && ! grep -q perfclock_ <<<"$syms"
+result $? "plain: perf-collect builds with no new dependency (no perfclock_ symbol)"
+w=$(grep -h 'warning:' "$log/plain-make.log" "$log/exact-make.log" 2>/dev/null)
 [ -z "$w" ]
-result $? "patched and nolib builds: no compiler warning (the project's -Wall -Wextra)" "$w"
-syms=$(nm "$nolib_bin/perf-collect" 2>/dev/null)
-grep -q 'perf-collect: libperfclock not found' "$log/nolib-cmake.log" &&
-	[ -n "$syms" ] && ! grep -q perfclock_ <<<"$syms"
-result $? "nolib: without libperfclock installed, cmake says so and perf-collect builds without it"
-# -DUSE_LIBPERFCLOCK=OFF with the library there: not looked for, not used.
-off=$log/off-build
+result $? "plain and exact builds: no compiler warning (the project's -Wall -Wextra)" "$w"
+# The option is off by default: with libperfclock installed and findable,
+# a plain configure of all three pull requests neither looks for it nor
+# compiles it in.
+off=$log/default-build
 rm -rf "$off"
-PKG_CONFIG_PATH=$prefix/lib/pkgconfig cmake -S "$ptree" -B "$off" -DBUILD_SAMPLES=OFF -DBUILD_TESTING=OFF \
-	-DUSE_LIBPERFCLOCK=OFF > "$log/off-cmake.log" 2>&1 &&
-	! grep -q 'libperfclock' "$log/off-cmake.log" &&
-	! grep -rq HAVE_LIBPERFCLOCK "$off/libtracepoint-control-cpp/tools/CMakeFiles"
-result $? "-DUSE_LIBPERFCLOCK=OFF with libperfclock installed: not looked for, not compiled in"
+PKG_CONFIG_PATH=$prefix/lib/pkgconfig cmake -S "$exact_tree" -B "$off" -DBUILD_SAMPLES=OFF -DBUILD_TESTING=OFF \
+	> "$log/default-cmake.log" 2>&1 &&
+	! grep -rqi perfclock "$off/libtracepoint-control-cpp/tools/CMakeFiles" &&
+	! grep -q '^LIBPERFCLOCK_[A-Z_]*:' "$off/CMakeCache.txt"
+result $? "all three pull requests, configured without -DUSE_LIBPERFCLOCK=ON and libperfclock findable: not looked for, not compiled in"
 rm -rf "$off"
+# -DUSE_LIBPERFCLOCK=ON without the library: a configure error, not a
+# silent fallback.
+PKG_CONFIG_PATH='' PKG_CONFIG_LIBDIR=$top/$nolib_pc cmake -S "$exact_tree" -B "$off" -DBUILD_SAMPLES=OFF \
+	-DBUILD_TESTING=OFF -DUSE_LIBPERFCLOCK=ON > "$log/missing-cmake.log" 2>&1
+st=$?
+[ $st -ne 0 ] && grep -qi 'libperfclock' "$log/missing-cmake.log"
+result $? "-DUSE_LIBPERFCLOCK=ON with no libperfclock: cmake stops and names it (exit $st)"
+rm -rf "$off"
+
+# The project's own unit tests (ctest), upstream and with each pull
+# request applied in turn to one work tree, rebuilt incrementally: none
+# that passes upstream may fail, and none may go missing.
+ut_src=$top/$log/utest-src ut_bld=$top/$log/utest-build
+utest() { # NAME: builds and runs them; sets utest_total, utest_fail
+	local out=$top/$log/utest-$1
+	{ [ -f "$ut_bld/CMakeCache.txt" ] ||
+		cmake -S "$ut_src" -B "$ut_bld" -DCMAKE_BUILD_TYPE=Release -DBUILD_SAMPLES=OFF -DBUILD_TESTING=ON; } \
+		> "$out.log" 2>&1 && make -C "$ut_bld" -j"$JOBS" >> "$out.log" 2>&1
+	local st=$?
+	(cd "$ut_bld" && ctest --output-on-failure > "$out.ctest" 2>&1)
+	utest_total=$(sed -n 's/.* tests passed, [0-9]* tests failed out of \([0-9]*\)/\1/p' "$out.ctest")
+	utest_fail=$(sed -n 's/^[[:space:]]*[0-9]* - \([^ ]*\) (.*/\1/p' "$out.ctest" | sort | tr '\n' ' ')
+	[ $st -eq 0 ] && [ -n "$utest_total" ]
+}
+t0=$(date +%s)
+rm -rf "$ut_src" "$ut_bld"
+git clone -q "$src" "$ut_src" > "$log/utest-clone.log" 2>&1 &&
+	git -C "$ut_src" checkout -q --detach "$(cat "$src/.base" 2>/dev/null || echo "$LT_COMMIT")" >> "$log/utest-clone.log" 2>&1
+PKG_CONFIG_PATH='' PKG_CONFIG_LIBDIR=$top/$nolib_pc utest upstream
+result $? "upstream: its unit tests build and run (${utest_total:-?} tests; failing here: ${utest_fail:-none})" "$(tail -n 20 "$log/utest-upstream.log")"
+up_fail=$utest_fail up_total=${utest_total:-0}
+for ((k = 0; k < ${#sets[@]}; k++)); do
+	git -C "$ut_src" -c user.name=check-clients -c user.email=check-clients@localhost \
+		am -q $(set_patches "${sets[$k]}") >> "$log/utest-clone.log" 2>&1 &&
+		PKG_CONFIG_PATH='' PKG_CONFIG_LIBDIR=$top/$nolib_pc utest "${sets[$k]}"
+	st=$?
+	new=$(comm -13 <(tr ' ' '\n' <<<"$up_fail" | sort -u) <(tr ' ' '\n' <<<"$utest_fail" | sort -u) | tr '\n' ' ')
+	[ $st -eq 0 ] && [ -z "${new// /}" ] && [ "${utest_total:-0}" -ge "$up_total" ]
+	result $? "${sets[$k]} (and those before it): the unit tests pass (${utest_total:-?} tests, upstream $up_total; failing here as upstream: ${utest_fail:-none}; newly failing: ${new:-none})" \
+		"$(grep -A 15 -E 'Failed|\*\*\*' "$log/utest-${sets[$k]}.ctest" 2>/dev/null | head -n 40)"
+done
+rm -rf "$ut_src" "$ut_bld"
+echo "# unit tests: $(( $(date +%s) - t0 )) s"
 
 # This tree's helpers: the load and the order checker, static.
 gcc -O2 -Wall -Wextra -Werror -D_GNU_SOURCE -static -pthread -o "$log/bin/clients-load" \
@@ -263,9 +346,11 @@ gcc -O2 -Wall -Wextra -Werror -D_GNU_SOURCE -static -pthread -o "$log/bin/client
 		scripts/clients/perf-data-order.c >> "$log/helpers.log" 2>&1
 st=$?
 result $st "clients-load and perf-data-order build (static, -Wall -Wextra -Werror)" "$(cat "$log/helpers.log")"
-[ $st -eq 0 ] && [ -x "$stock_bin/perf-collect" ] && [ -x "$patched_bin/perf-collect" ] || finish
+[ $st -eq 0 ] && [ -x "$stock_bin/perf-collect" ] && [ -x "$plain_bin/perf-collect" ] &&
+	[ -x "$exact_bin/perf-collect" ] || finish
 cp "$stock_bin/perf-collect" "$log/bin/perf-collect-stock"
-cp "$patched_bin/perf-collect" "$log/bin/perf-collect-patched"
+cp "$plain_bin/perf-collect" "$log/bin/perf-collect-plain"
+cp "$exact_bin/perf-collect" "$log/bin/perf-collect-exact"
 cp "$stock_bin/perf-decode" "$log/bin/perf-decode"
 
 # ---- results --------------------------------------------------------------------------
@@ -282,47 +367,70 @@ warnings() {
 }
 # report WHERE FILE: the runs of one scripts/guest/clients.sh output.
 report() {
-	local where=$1 file=$2 load sr pr sc pc sd pd sp pp ps si pi new r s_perf desc compat
+	local where=$1 file=$2 load b desc r new compat inv lost rounds samples perf dec
+	local -A run chk dcd prf sts
 	for load in $(sed -n 's/^CLRUN load=\([^ ]*\) .*/\1/p' "$file" | sort -u); do
 		desc="$where $load"
-		sr=$(line_of CLRUN "$load" stock "$file") pr=$(line_of CLRUN "$load" patched "$file")
-		sc=$(line_of CLCHECK "$load" stock "$file") pc=$(line_of CLCHECK "$load" patched "$file")
-		sd=$(line_of CLDECODE "$load" stock "$file") pd=$(line_of CLDECODE "$load" patched "$file")
-		sp=$(line_of CLPERF "$load" stock "$file") pp=$(line_of CLPERF "$load" patched "$file")
-		ps=$(line_of CLSTATS "$load" patched "$file")
-		si=$(field inversions "$sc") pi=$(field inversions "$pc")
-		s_perf=$(field inversions "$sp")
-		[ "$(field rc "$sp")" = 0 ] || s_perf=unreadable
-		# Compatibility: the patched file, read by the stock readers.
-		new=""
-		for r in perf-decode perf-script perf-report; do
-			new+=$(comm -13 <(warnings "$file" "$load" stock $r) <(warnings "$file" "$load" patched $r) |
-				sed "s/^/$r: /")
+		for b in stock plain exact; do
+			run[$b]=$(line_of CLRUN "$load" $b "$file") chk[$b]=$(line_of CLCHECK "$load" $b "$file")
+			dcd[$b]=$(line_of CLDECODE "$load" $b "$file") prf[$b]=$(line_of CLPERF "$load" $b "$file")
+			sts[$b]=$(line_of CLSTATS "$load" $b "$file")
 		done
-		compat=ok
-		{ [ "$(field rc "$pd")" = 0 ] && [ "$(field rc "$pp")" = 0 ] && [ "$(field rc "$ps")" = 0 ] &&
-			[ -z "$new" ] && [ "$(field samples "$pc")" -gt 0 ] 2>/dev/null &&
-			[ "$(field events "$pd")" = "$(field samples "$pc")" ] &&
-			[ "$(field samples "$pp")" = "$(field samples "$pc")" ] &&
-			[ "$(field samples "$ps")" = "$(field samples "$pc")" ]; } || compat=bad
-		# (Parentheses: a bare ">" after printf would redirect its output.)
-		rate() { awk -v n="$(field samples "$1")" -v s="$(field seconds "$2")" 'BEGIN { printf("%d", (s > 0) ? n / s : 0) }'; }
-		cpu() { awk -v n="$(field samples "$1")" -v t="$(field cpu_ticks "$2")" -v hz="$(field hz "$2")" \
-			'BEGIN { printf("%.1f", (n > 0) ? t * 1000 / hz / (n / 10000) : 0) }'; }
-		echo "# client perf-collect load=$load where=$where stock_inv=${si:-?} patched_inv=${pi:-?} compat=$compat lost_stock=$(field lost "$sc") lost_patched=$(field lost "$pc") rate_stock=$(rate "$sc" "$sr") rate_patched=$(rate "$pc" "$pr") inv_by=check:${si:-?}/${pi:-?},decode:$(field inversions "$sd")/$(field inversions "$pd"),perf:$s_perf/$(field inversions "$pp") cpu_ms_per_10k=$(cpu "$sc" "$sr")/$(cpu "$pc" "$pr") samples=$(field samples "$sc")/$(field samples "$pc")"
+		inv="" lost="" rounds="" samples="" perf="" dec=""
+		for b in stock plain exact; do
+			inv+=" ${b}_inv=$(field inversions "${chk[$b]}")"
+			lost+=" ${b}_lost=$(field lost "${chk[$b]}")"
+			rounds+="${rounds:+/}$(field rounds "${chk[$b]}")"
+			samples+="${samples:+/}$(field samples "${chk[$b]}")"
+			dec+="${dec:+/}$(field inversions "${dcd[$b]}")"
+			if [ "$(field rc "${prf[$b]}")" = 0 ]; then
+				perf+="${perf:+/}$(field inversions "${prf[$b]}")"
+			else
+				perf+="${perf:+/}unreadable"
+			fi
+		done
+		echo "# client perf-collect scenario=$load where=$where$inv$lost rounds=$rounds samples=$samples inv_by=decode:$dec,perf:$perf"
+		si=$(field inversions "${chk[stock]}")
 		[ "${si:-0}" -gt 0 ] 2>/dev/null && stock_seen+=" $where:$load($si)"
-		[ "$(field rc "$sr")" = 0 ] && [ "$(field samples "$sc")" -gt 0 ] 2>/dev/null
-		result $? "$desc: stock perf-collect ran ($(field samples "$sc") samples, ${si:-?} inversions)"
-		[ "$(field rc "$pr")" = 0 ] && grep -q 'round_end="exact' <<<"$pr"
-		result $? "$desc: patched perf-collect ran, rounds ended at an exact horizon ($(sed -n 's/.*round_end=//p' <<<"$pr"))"
-		[ "${pi:-x}" = 0 ] && [ "$(field inversions "$pd")" = 0 ] && [ "$(field inversions "$pp")" = 0 ] &&
-			[ "$(field rc "$pc")" = 0 ]
-		result $? "$desc: patched file: 0 inversions (perf-data-order ${pi:-?}, perf-decode $(field inversions "$pd"), perf script $(field inversions "$pp"); $(field rounds "$pc") rounds)"
-		[ "$compat" = ok ]
-		result $? "$desc: patched file read by stock perf-decode and stock perf: no new warning, the same $(field samples "$pc") samples (perf-decode $(field events "$pd"), perf script $(field samples "$pp"), perf report --stats $(field samples "$ps"))" "$new"
-		# The counters count the same thing: on the stock file too.
-		[ "$(field inversions "$sd")" = "$si" ] && { [ "$s_perf" = unreadable ] || [ "$s_perf" = "$si" ]; }
-		result $? "$desc: the three counters agree on the stock file (perf-data-order $si, perf-decode $(field inversions "$sd"), perf script $s_perf)"
+		for b in stock plain exact; do
+			[ "$(field rc "${run[$b]}")" = 0 ] && [ "$(field samples "${chk[$b]}")" -gt 0 ] 2>/dev/null
+			result $? "$desc: $b perf-collect ran ($(field samples "${chk[$b]}") samples, $(field inversions "${chk[$b]}") inversions, $(field lost "${chk[$b]}") lost; round end: $(sed -n 's/.*round_end=//p' <<<"${run[$b]}"))"
+		done
+		grep -q 'round_end="a clock read' <<<"${run[plain]}"
+		result $? "$desc: plain: rounds ended at a clock read taken before each drain ($(sed -n 's/.*round_end=//p' <<<"${run[plain]}"))"
+		grep -q "round_end=\"libperfclock's flush horizon, exact" <<<"${run[exact]}"
+		result $? "$desc: exact: rounds ended at libperfclock's exact horizon ($(sed -n 's/.*round_end=//p' <<<"${run[exact]}"))"
+		# Rounds: a file of one round has no order to get wrong.
+		[ "$(field rounds "${chk[plain]}")" -ge 5 ] 2>/dev/null && [ "$(field rounds "${chk[exact]}")" -ge 5 ] 2>/dev/null
+		result $? "$desc: plain and exact wrote rounds ($rounds, stock/plain/exact)"
+		[ "$(field inversions "${chk[exact]}")" = 0 ] && [ "$(field inversions "${dcd[exact]}")" = 0 ] &&
+			[ "$(field inversions "${prf[exact]}")" = 0 ] && [ "$(field rc "${prf[exact]}")" = 0 ] &&
+			[ "$(field rc "${chk[exact]}")" = 0 ]
+		result $? "$desc: exact file: 0 inversions by perf-data-order $(field inversions "${chk[exact]}"), perf-decode $(field inversions "${dcd[exact]}") and perf script $(field inversions "${prf[exact]}") (rc $(field rc "${prf[exact]}"))"
+		# perf reads every file the pull requests write (PR 1), so its
+		# counter is compared there, never skipped as "unreadable".
+		[ "$(field rc "${prf[plain]}")" = 0 ] && [ "$(field inversions "${prf[plain]}")" = "$(field inversions "${chk[plain]}")" ] &&
+			[ "$(field inversions "${dcd[plain]}")" = "$(field inversions "${chk[plain]}")" ]
+		result $? "$desc: on the plain file the three counters agree (perf-data-order $(field inversions "${chk[plain]}"), perf-decode $(field inversions "${dcd[plain]}"), perf script $(field inversions "${prf[plain]}"), rc $(field rc "${prf[plain]}"))"
+		[ "$(field inversions "${dcd[stock]}")" = "$si" ] &&
+			{ [ "$(field rc "${prf[stock]}")" != 0 ] || [ "$(field inversions "${prf[stock]}")" = "$si" ]; }
+		result $? "$desc: on the stock file perf-data-order and perf-decode agree ($si, $(field inversions "${dcd[stock]}"); perf script: $(cut -d/ -f1 <<<"$perf"))"
+		# Compatibility: the new files, read by the stock readers.
+		for b in plain exact; do
+			new=""
+			for r in perf-decode perf-script perf-report; do
+				new+=$(comm -13 <(warnings "$file" "$load" stock $r) <(warnings "$file" "$load" $b $r) |
+					sed "s/^/$r: /")
+			done
+			compat=ok
+			{ [ "$(field rc "${dcd[$b]}")" = 0 ] && [ "$(field rc "${prf[$b]}")" = 0 ] && [ "$(field rc "${sts[$b]}")" = 0 ] &&
+				[ -z "$new" ] && [ "$(field samples "${chk[$b]}")" -gt 0 ] 2>/dev/null &&
+				[ "$(field events "${dcd[$b]}")" = "$(field samples "${chk[$b]}")" ] &&
+				[ "$(field samples "${prf[$b]}")" = "$(field samples "${chk[$b]}")" ] &&
+				[ "$(field samples "${sts[$b]}")" = "$(field samples "${chk[$b]}")" ]; } || compat=bad
+			[ "$compat" = ok ]
+			result $? "$desc: $b file read by stock perf-decode and Debian's perf: no new warning, the same $(field samples "${chk[$b]}") samples (perf-decode $(field events "${dcd[$b]}"), perf script $(field samples "${prf[$b]}"), perf report --stats $(field samples "${sts[$b]}"))" "$new"
+		done
 	done
 }
 
@@ -344,7 +452,7 @@ else
 	rm -rf "$log/host"
 fi
 
-# ---- the guest: 8 vCPUs on this machine's cores -------------------------------------------
+# ---- the guests: 8 vCPUs on this machine's cores, each clock regime ----------------------
 if skip guest; then
 	skip_result "guest runs" "CLIENTS_SKIP=guest"
 else
@@ -360,16 +468,18 @@ else
 		cp -L "$so" "$payload/lib/"
 	done
 	cp -L "$(ldd "$perf_bin" | awk '$1 ~ /ld-linux/ { print $1 }')" "$payload/lib/ld.so"
-	printf 'LOADS="%s"\nSECONDS_PER_RUN=%s\n' "$GUEST_LOADS" "$GUEST_SECONDS" > "$payload/clients.env"
-	g0=$(date +%s)
-	boot "$GUEST_REGIME" "$log/guest" --runs-for 600 --kernel "$VMLINUZ" --payload "$payload" \
-		--smp 8 --mem 2048 > "$log/guest.out" 2> "$log/guest.err"
-	st=$?
-	grep '^#' "$log/guest.out"
-	[ $st -eq 0 ] || sed 's/^/# /' "$log/guest.err" | tail -n 30
-	grep -q '^CLDONE' "$log/guest.out" && [ $st -eq 0 ]
-	result $? "guest ($GUEST_REGIME, 8 vCPUs): boots, runs and powers off ($(( $(date +%s) - g0 )) s; vm.sh exit $st)"
-	report guest "$log/guest.out"
+	printf 'LOADS="%s"\nSECONDS_PER_RUN=%s\nBUILDS="stock plain exact"\n' "$GUEST_LOADS" "$GUEST_SECONDS" > "$payload/clients.env"
+	for regime in $GUEST_REGIMES; do
+		g0=$(date +%s)
+		boot "$regime" "$log/guest-$regime" --runs-for 600 --kernel "$VMLINUZ" --payload "$payload" \
+			--smp 8 --mem 2048 > "$log/guest-$regime.out" 2> "$log/guest-$regime.err"
+		st=$?
+		grep '^#' "$log/guest-$regime.out"
+		[ $st -eq 0 ] || sed 's/^/# /' "$log/guest-$regime.err" | tail -n 30
+		grep -q '^CLDONE' "$log/guest-$regime.out" && [ $st -eq 0 ]
+		result $? "guest ($regime, 8 vCPUs): boots, runs and powers off ($(( $(date +%s) - g0 )) s; vm.sh exit $st)"
+		report "guest-$regime" "$log/guest-$regime.out"
+	done
 fi
 
 [ -n "$stock_seen" ]

@@ -3,8 +3,11 @@
 #
 # scripts/guest/clients.sh — the runs of scripts/check-clients.sh, on the
 # host and, copied to /payload/run.sh, in the test guest (busybox sh).
-# For each load, stock then patched perf-collect (LinuxTracepoints) write
-# a perf.data file while the load runs; then every file is read by the
+# For each load, every build of perf-collect (LinuxTracepoints; BUILDS,
+# default "stock plain exact") writes its own perf.data file DURING THE
+# SAME load: they are started together, in an order that rotates from
+# load to load, and each opens its own events, so the kernel writes every
+# occurrence into each one's buffers. Then every file is read by the
 # stock readers and by this tree's checker, and one line per fact comes
 # back on stdout for check-clients.sh to parse:
 #
@@ -15,16 +18,19 @@
 #   CLSTATS load=L build=B rc=N samples=N lost=N
 #   CLWARN load=L build=B reader=R <a line the reader printed on stderr>
 #
-# The three inversion counts (perf-data-order, perf-decode's output, perf
-# script's output with its round markers) count the same thing three
-# ways: a sample stamped below the newest sample of an earlier round.
+# The inversion counts come from readers that differ in kind: this tree's
+# perf-data-order (parses perf.data itself), perf-decode's output (its
+# JSON, in the order it prints) and perf script's (Debian's perf, with its
+# round markers): a sample stamped below the newest sample of an earlier
+# round.
 #
-# In the guest /payload holds perf-collect-stock, perf-collect-patched,
+# In the guest /payload holds perf-collect-BUILD for each build,
 # perf-decode (the stock build's), perf-data-order, clients-load, perf
 # (Debian's linux-perf binary) with its libraries and loader in lib/, and
-# clients.env (LOADS, SECONDS_PER_RUN). On the host CL_HOST=1 and the
-# environment gives CL_DIR (scratch), CL_BIN (a directory holding the
-# same programs), CL_PERF (the perf command), LOADS and SECONDS_PER_RUN.
+# clients.env (LOADS, SECONDS_PER_RUN, BUILDS). On the host CL_HOST=1 and
+# the environment gives CL_DIR (scratch), CL_BIN (a directory holding the
+# same programs), CL_PERF (the perf command), LOADS, SECONDS_PER_RUN and
+# BUILDS.
 #
 # Loads (clients-load's shapes, and the tracepoints collected):
 #   busy       sched_switch and sched_wakeup of a token ring across CPUs
@@ -99,35 +105,53 @@ warn() {
 	grep -v '^[[:space:]]*$' "$4" | head -n 20 | sed "s/^/CLWARN load=$1 build=$2 reader=$3 /"
 }
 
+BUILDS=${BUILDS:-stock plain exact}
+nload=0
 for load in $LOADS; do
 	ev=$(events_for "$load")
 	[ -n "$ev" ] || { echo "# unknown load $load"; continue; }
-	for build in stock patched; do
+	# The start order rotates, so that no build is always first.
+	order=$(echo $BUILDS | awk -v k=$nload '{ for (i = 0; i < NF; i++) printf "%s ", $((i + k) % NF + 1) }')
+	nload=$((nload + 1))
+	pids=""
+	for build in $order; do
 		f=$CL_DIR/$load-$build.data
 		rm -f "$f"
 		# shellcheck disable=SC2086 # the events are separate words
 		"$CL_BIN/perf-collect-$build" -o "$f" $ev 2>"$f.collect" &
-		pid=$!
-		# Collecting once the file is created (the patched build takes
-		# its first horizon before that: two grace periods).
+		pids="$pids $build:$!"
+	done
+	# Collecting once every file is created (the exact build takes its
+	# first horizon before that: two grace periods).
+	for bp in $pids; do
+		f=$CL_DIR/$load-${bp%%:*}.data
 		w=0
-		while ! grep -q 'info: created' "$f.collect" && [ $w -lt 300 ] && kill -0 $pid 2>/dev/null; do
+		while ! grep -q 'info: created' "$f.collect" && [ $w -lt 300 ] && kill -0 "${bp#*:}" 2>/dev/null; do
 			sleep 0.1
 			w=$((w + 1))
 		done
-		"$CL_BIN/clients-load" "$(shape_for "$load")" "$SECONDS_PER_RUN" >"$f.load" 2>&1
+	done
+	"$CL_BIN/clients-load" "$(shape_for "$load")" "$SECONDS_PER_RUN" >"$CL_DIR/$load.load" 2>&1
+	hops=$(sed -n 's/.* hops=\([0-9]*\).*/\1/p' "$CL_DIR/$load.load")
+	for bp in $pids; do
 		# The collector's CPU time so far (utime + stime, in ticks).
-		cpu=$(awk '{ print $14 + $15 }' "/proc/$pid/stat" 2>/dev/null)
-		kill -INT $pid
-		wait $pid
+		eval "cpu_${bp%%:*}=\$(awk '{ print \$14 + \$15 }' /proc/${bp#*:}/stat 2>/dev/null)"
+	done
+	for bp in $pids; do
+		kill -INT "${bp#*:}"
+	done
+	for bp in $pids; do
+		build=${bp%%:*}
+		f=$CL_DIR/$load-$build.data
+		wait "${bp#*:}"
 		rc=$?
-		hops=$(sed -n 's/.* hops=\([0-9]*\).*/\1/p' "$f.load")
-		round_end=$(sed -n "s/.*info: rounds end at libperfclock's flush horizon, \(.*\)\.$/\1/p" "$f.collect")
-		echo "CLRUN load=$load build=$build rc=$rc cpu_ticks=${cpu:-0} hz=$(getconf CLK_TCK 2>/dev/null || echo 100) seconds=$SECONDS_PER_RUN hops=${hops:-0} round_end=\"${round_end:-none}\""
-		grep -v "info: \|^[[:space:]]*$" "$f.collect" | head -n 5 | sed 's/^/# perf-collect: /'
+		eval "cpu=\${cpu_$build:-0}"
+		round_end=$(sed -n 's/.*info: rounds end at \(.*\)\.$/\1/p' "$f.collect" | head -n 1)
+		echo "CLRUN load=$load build=$build rc=$rc cpu_ticks=$cpu hz=$(getconf CLK_TCK 2>/dev/null || echo 100) seconds=$SECONDS_PER_RUN hops=${hops:-0} round_end=\"${round_end:-none}\""
+		grep -v "info: \|^[[:space:]]*$" "$f.collect" | head -n 5 | sed "s/^/# perf-collect-$build: /"
 	done
 	# Every file read by every reader.
-	for build in stock patched; do
+	for build in $BUILDS; do
 		f=$CL_DIR/$load-$build.data
 		line=$("$CL_BIN/perf-data-order" "$f" 2>"$f.order.err")
 		echo "CLCHECK load=$load build=$build rc=$? $line"
