@@ -9,9 +9,11 @@
 #   1. installs what is missing (scripts/deps.sh build vm lint perf, and
 #      dkms-deb for the library's packages);
 #   2. builds, from Debian's linux-source-6.12 tarball, every step of the
-#      patch series in patches/perf/ (or $PERF_PATCHES), static, with
-#      WERROR=1, as two incremental chains (one tree and one O= directory
-#      each, patch k applied and perf made on step k-1's objects):
+#      stock fixes in patches/perf-fixes/ (or $PERF_FIXES) and, on top of
+#      them, of the patch series in patches/perf/ (or $PERF_PATCHES),
+#      static, with WERROR=1, as two incremental chains (one tree and one
+#      O= directory each, patch k applied and perf made on step k-1's
+#      objects):
 #        - nolib: without LIBPERFCLOCK=1 (the series' opt-in switch;
 #          NO_LIBPERFCLOCK=1 is passed too, for a series that
 #          auto-detects), every step. "Stock" perf is its
@@ -35,6 +37,11 @@
 #      packages' files for lib, the compiler and this recipe): a second
 #      run rebuilds only the steps whose prefix of the series changed,
 #      from the longest prefix it has built before;
+#   2b. tests the fixes alone on the host (scripts/check-perf-fixes.sh):
+#      each fix's test with the tarball's perf (must fail) and with the
+#      fixes' perf (the nolib chain's step at the last fix: must pass),
+#      printing "# perf-fixes test=NAME stock=FAIL fixes=PASS" and one
+#      TAP result per test;
 #   3. boots the guest (boot() in scripts/vm-lib.sh, Debian's cloud kernel
 #      of the series PERF_KVER, 6.12 by default, the one perf comes from,
 #      the module built from a private copy of module/ against its
@@ -117,12 +124,14 @@
 #                    msg:device: two, for .ci/run's time; more with GUEST_TOP=)
 #                    (scripts/guest/perf-top.sh's PERFTOP_SCENARIOS)
 #   HOST_SECONDS     length of the host stall scenario (default 12)
-#   PERF_SKIP        space-separated steps to skip: guest overcommit host full
+#   PERF_SKIP        space-separated steps to skip: fixes guest overcommit host full
 #   PERF_STEPS       every (default): each step of the series built with
 #                    WERROR=1; kept: only the steps whose binaries the
 #                    checks run (the tarball, stock, the last of each
 #                    chain), the others one SKIP line (.ci/run's subset)
 #   PERF_PATCHES     the series' directory (default patches/perf)
+#   PERF_FIXES       the stock fixes' directory, applied before the series
+#                    (default patches/perf-fixes; empty: none)
 #   PERF_KVER        the guest's kernel series (default 6.12); empty: the
 #                    KDIR/KVER the Makefile passes (make check-perf KVER=6.1
 #                    PERF_KVER= boots 6.1)
@@ -149,6 +158,7 @@ OVER_REGIME=${OVER_REGIME:-unstable}
 HOST_SECONDS=${HOST_SECONDS:-12}
 PERF_SKIP=${PERF_SKIP:-}
 PERF_PATCHES=${PERF_PATCHES:-patches/perf}
+PERF_FIXES=${PERF_FIXES-patches/perf-fixes}
 # Bump when the way perf is built changes (the patches and the library
 # are hashed themselves). 2: against the installed libperfclock-dev.
 # 3: every step, WERROR=1, as two incremental chains (nolib, lib).
@@ -173,6 +183,7 @@ TAP_PREFIX="perf: "
 . scripts/vm-lib.sh
 . scripts/check-perf-build.sh
 . scripts/check-perf-report.sh
+. scripts/check-perf-fixes.sh
 skip() { case " $PERF_SKIP " in *" $1 "*) return 0 ;; esac; return 1; }
 
 echo "TAP version 13"
@@ -195,10 +206,17 @@ echo "# guest kernel: $KVER ($KDIR)"
 # ---- the series -----------------------------------------------------------------
 # Its patches, in order (a cover letter, which has no diff, is left out).
 # PERF_PATCHES points at another directory of format-patch files.
-patches=()
-for p in "$PERF_PATCHES"/0*.patch; do
-	grep -q '^diff --git' "$p" 2>/dev/null && patches+=("$p")
+# The stock fixes (PERF_FIXES, patches/perf-fixes/) come first: the
+# series applies on top of them. fixes and rfc_patches: each alone.
+fixes=() rfc_patches=()
+for p in "$PERF_FIXES"/0*.patch; do
+	grep -q '^diff --git' "$p" 2>/dev/null && fixes+=("$p")
 done
+for p in "$PERF_PATCHES"/0*.patch; do
+	grep -q '^diff --git' "$p" 2>/dev/null && rfc_patches+=("$p")
+done
+patches=("${fixes[@]}" "${rfc_patches[@]}")
+nfixes=${#fixes[@]}
 # The build patch: the first one whose diff adds a libperfclock line to
 # perf's build configuration (Makefile.config, or a feature test of
 # tools/build/feature). Everything before it is stock semantics; "stock"
@@ -213,7 +231,7 @@ build_at=0
 for i in "${!patches[@]}"; do
 	is_build_patch "${patches[$i]}" && { build_at=$((i + 1)); break; }
 done
-echo "# series: ${#patches[@]} patches from $PERF_PATCHES, the build patch is $build_at, the first $((build_at - 1)) are stock semantics"
+echo "# series: $nfixes fixes from $PERF_FIXES, then ${#rfc_patches[@]} patches from $PERF_PATCHES; the build patch is $build_at, the first $((build_at - 1)) are stock semantics"
 for i in "${!patches[@]}"; do
 	echo "#   $((i + 1)) $(basename "${patches[$i]}") $(sha256sum < "${patches[$i]}" | cut -c1-12)"
 done
@@ -372,10 +390,12 @@ if [ $stock_at -eq 0 ]; then
 fi
 # From step 0 (the tarball's perf, one incremental step more): the
 # stock fixes lead the series, so "stock" above already has them, and
-# scripts/guest/perf-mmap-flush.sh needs perf without them.
-chain nolib 0 0 "$stock_at" "$nsteps"
+# their tests and scripts/guest/perf-mmap-flush.sh need perf without
+# them. Step nfixes: the fixes alone on the tarball.
+chain nolib 0 0 "$nfixes" "$stock_at" "$nsteps"
 chain lib "$build_at" "$nsteps"
 base_perf=${chain_bin[nolib:0]:-}
+fixes_perf=${chain_bin[nolib:$nfixes]:-}
 stock_perf=${chain_bin[nolib:$stock_at]:-}
 nolib_perf=${chain_bin[nolib:$nsteps]:-}
 patched_perf=${chain_bin[lib:$nsteps]:-}
@@ -422,6 +442,19 @@ has_opt "$patched_perf" trace --perfclock
 result $? "patched perf trace has --perfclock"
 has_opt "$patched_perf" "kvm stat live" --perfclock
 result $? "patched perf kvm stat live has --perfclock"
+
+# ---- the fixes alone -------------------------------------------------------------
+# patches/perf-fixes on the tarball: each fix's test must fail with the
+# tarball's perf and pass with the fixes' (scripts/check-perf-fixes.sh),
+# on the host (root, tracefs).
+if ! skip fixes && [ "$nfixes" -gt 0 ]; then
+	if ! mountpoint -q /sys/kernel/tracing; then
+		mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null
+	fi
+	f0=$(date +%s)
+	fixes_tests "$base_perf" "$fixes_perf"
+	phase fixes $(( $(date +%s) - f0 ))
+fi
 
 # ---- results --------------------------------------------------------------------
 # What report and report_record (scripts/check-perf-report.sh) count.
@@ -580,9 +613,10 @@ if ! skip host; then
 	# built without libperfclock (perf's own membarrier horizon and
 	# per-CPU reads); stock perf, which has no --perfclock, must skip
 	# them, not fail.
+	# (The fixes' own shell tests are run by fixes_tests below.)
 	st_dir=$log/shell-tests
 	rm -rf "$st_dir" && mkdir -p "$st_dir/src" && git init -q "$st_dir/src"
-	for p in "${patches[@]}"; do
+	for p in "${rfc_patches[@]}"; do
 		case $p in /*) ;; *) p=$top/$p ;; esac
 		git -C "$st_dir/src" apply --include='tools/perf/tests/shell/*' "$p" ||
 			result 1 "host: $(basename "$p"): its perf shell tests extract"

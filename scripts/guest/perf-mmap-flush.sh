@@ -7,7 +7,7 @@
 # root) or in a guest (busybox sh), and reads both files with the same
 # reader.
 #
-# The stock bug (patches/perf-fixes/0001): a ring holding less than the
+# The stock bug (patches/perf-fixes/0005): a ring holding less than the
 # --mmap-flush threshold is skipped by a pass (__perf_mmap__read_init()
 # returns -EAGAIN) while the pass still writes FINISHED_ROUND after the
 # rings it did write; the skipped events come rounds later, below what the
