@@ -182,29 +182,32 @@ base_key=$( { echo "$LT_COMMIT recipe $RECIPE"; gcc --version | head -n 1; cmake
 # tree_of N: the upstream tree with the first N sets applied by git am
 # (what a maintainer would run), cached; sets tree and tree_key.
 tree_of() {
-	local n=$1 i st list=()
-	tree_key=$base_key-$(key_of "$n")
-	tree=$CACHE/tree$n-$tree_key
-	for ((i = 0; i < n; i++)); do
+	local k=$1 i st old list=()
+	tree_key=$base_key-$(key_of "$k")
+	tree=$CACHE/tree$k-$tree_key
+	for ((i = 0; i < k; i++)); do
 		mapfile -t -O "${#list[@]}" list < <(set_patches "${sets[$i]}")
 	done
+	for old in "$CACHE"/tree"$k"-*; do
+		[ "$old" = "$tree" ] || rm -rf "$old"
+	done
 	if [ -f "$tree/.done" ]; then
-		result 0 "${sets[$((n - 1))]}: the first $n pull requests apply with git am to $LT_COMMIT (cached)"
+		result 0 "${sets[$((k - 1))]}: the first $k pull requests apply with git am to $LT_COMMIT (cached)"
 		return 0
 	fi
 	rm -rf "$tree"
-	git clone -q "$src" "$tree" > "$log/am$n.log" 2>&1 &&
+	git clone -q "$src" "$tree" > "$log/am$k.log" 2>&1 &&
 		git -C "$tree" checkout -q --detach "$(cat "$src/.base" 2>/dev/null || echo "$LT_COMMIT")" &&
 		git -C "$tree" -c user.name=check-clients -c user.email=check-clients@localhost \
-			am -q "${list[@]}" >> "$log/am$n.log" 2>&1
+			am -q "${list[@]}" >> "$log/am$k.log" 2>&1
 	st=$?
 	[ $st -eq 0 ] && touch "$tree/.done"
-	[ $st -eq 0 ] || sed 's/^/# /' "$log/am$n.log" | tail -n 20
-	result $st "${sets[$((n - 1))]}: the first $n pull requests apply with git am to $LT_COMMIT"
+	[ $st -eq 0 ] || sed 's/^/# /' "$log/am$k.log" | tail -n 20
+	result $st "${sets[$((k - 1))]}: the first $k pull requests apply with git am to $LT_COMMIT"
 }
 trees=() tree_keys=()
-for ((k = 1; k <= ${#sets[@]}; k++)); do
-	tree_of $k || finish
+for ((j = 1; j <= ${#sets[@]}; j++)); do
+	tree_of $j || finish
 	trees+=("$tree")
 	tree_keys+=("$tree_key")
 done
@@ -268,7 +271,17 @@ stock_bin=$bdir/bin
 PKG_CONFIG_PATH='' PKG_CONFIG_LIBDIR=$top/$nolib_pc build plain "$plain_tree" "${tree_keys[1]}" perf-collect
 plain_bin=$bdir/bin
 # Exact: all three, asked for libperfclock (found through pkg-config).
-PKG_CONFIG_PATH=$prefix/lib/pkgconfig build exact "$exact_tree" "${tree_keys[2]}-$lib_key" perf-collect \
+# Static: the imported target takes the library pkg-config names, the
+# shared one where both are installed; this copy of the prefix has only
+# the archive.
+sprefix=$CACHE/perfclock-static-$lib_key
+if [ ! -f "$sprefix/.done" ]; then
+	rm -rf "$CACHE"/perfclock-static-* && cp -a "$prefix" "$sprefix" &&
+		rm -f "$sprefix"/lib/libperfclock.so* &&
+		sed -i "s|$prefix|$sprefix|g" "$sprefix/lib/pkgconfig/libperfclock.pc" &&
+		touch "$sprefix/.done"
+fi
+PKG_CONFIG_PATH=$sprefix/lib/pkgconfig build exact "$exact_tree" "${tree_keys[2]}-$lib_key" perf-collect \
 	-DUSE_LIBPERFCLOCK=ON
 exact_bin=$bdir/bin
 echo "# builds: $(( $(date +%s) - b0 )) s"
@@ -291,7 +304,7 @@ off=$log/default-build
 rm -rf "$off"
 PKG_CONFIG_PATH=$prefix/lib/pkgconfig cmake -S "$exact_tree" -B "$off" -DBUILD_SAMPLES=OFF -DBUILD_TESTING=OFF \
 	> "$log/default-cmake.log" 2>&1 &&
-	! grep -rqi perfclock "$off/libtracepoint-control-cpp/tools/CMakeFiles" &&
+	! grep -rqE 'HAVE_LIBPERFCLOCK|-lperfclock|libperfclock\.' "$off/libtracepoint-control-cpp/tools/CMakeFiles" &&
 	! grep -q '^LIBPERFCLOCK_[A-Z_]*:' "$off/CMakeCache.txt"
 result $? "all three pull requests, configured without -DUSE_LIBPERFCLOCK=ON and libperfclock findable: not looked for, not compiled in"
 rm -rf "$off"
