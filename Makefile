@@ -46,11 +46,12 @@
 #                        on the host, where perf record --mmap-flush runs
 #                        the tarball's perf against patched
 #   make check-clients   LinuxTracepoints' perf-collect as a client: its
-#                        upstream commit and patches/linuxtracepoints/ built
-#                        with and without libperfclock (cached in
-#                        /var/cache/perfclock/clients), stock and patched
-#                        on the same loads, on the host and in the 8-vCPU
-#                        overcommitted guest; every file read by stock
+#                        upstream commit and the pull requests in
+#                        patches/linuxtracepoints/ (cached in
+#                        /var/cache/perfclock/clients): stock, plain (a
+#                        clock read) and exact (libperfclock) at once on
+#                        the same loads, on the host and in the 8-vCPU
+#                        overcommitted guests; every file read by stock
 #                        perf-decode, stock perf and an order checker
 #
 # The kernel, for every target (make module, make check, make demo, ...):

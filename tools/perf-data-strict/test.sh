@@ -4,7 +4,7 @@
 # tools/perf-data-strict/test.sh — perf-data-strict as TAP lines
 # (scripts/tap-lib.sh): real files (tools/perf-data-strict/testdata/:
 # stock perf 6.1 (file and pipe), perf 6.1 with patches/perf/ 0013's
-# payload, perf 6.12 with the index (patches/perf/0019-0021), each a few KB of
+# payload, perf 6.12 with the index (patches/perf/0013-0015), each a few KB of
 # perf record -e cpu-clock -- sleep 0.05) and files made here, each bad
 # one with the error it must give. Needs gcc and perl, no perf, no root;
 # 4-8 s on a loaded 2-core machine. Builds the reader into $BUILD
