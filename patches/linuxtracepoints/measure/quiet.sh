@@ -35,7 +35,7 @@ pinned)
 	done ;;
 concurrent)
 	pids=()
-	for b in "$@"; do start "$b"; pids+=($pid); done
+	for b in "$@"; do start "$b"; pids+=("$pid"); done
 	it=$(taskset -c 0 "$bin/wrload" "$secs")
 	t=(); for p in "${pids[@]}"; do t+=("$(ticks $p)"); done
 	i=0; for b in "$@"; do finish "$b" ${pids[$i]} "${t[$i]}" "$it"; i=$((i + 1)); done ;;
