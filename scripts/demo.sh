@@ -18,8 +18,9 @@
 #   sampling    busy, plus cpu-clock sampling at 1 kHz per CPU on a ring of
 #               its own per CPU (timer-driven samples mixed with tracepoints)
 #   bounded     busy, reading at most 25 records per ring per round (perf
-#               kvm stat live); ours and ahern cap their flush at the oldest
-#               record left unread
+#               kvm stat live), in the round loop; ours-gp and ahern (and
+#               ours with --reader round) cap their flush at the oldest
+#               record left unread; ours' threaded reader drains its rings
 #   overcommit  busy with 8 vCPUs on this 2-core host
 #   busy-exp    busy with the module's horizon_expedited=1 (the page's
 #               horizon kept fresh by expedited grace periods)
