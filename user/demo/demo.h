@@ -301,6 +301,13 @@ struct demo_threads_result {
 	int have;
 	struct perfclock_queue_stats queue;	/* the reader's queue */
 	uint64_t events;	/* delivered to ours: the round loop's "samples" */
+	/*
+	 * Of those, samples of the counted events (not timer samples, not
+	 * side-band), and the kernel's count and lost count of those
+	 * events on ours' fds (have_lost: Linux 6.0+).
+	 */
+	uint64_t samples, kernel_count, kernel_lost;
+	int have_lost;
 	uint64_t untimed, throttle;	/* delivered, not counted as events */
 	uint32_t threads, rings;
 	int rings_own, rings_gp, rings_mixed;	/* H_c, perfclock_horizon(), both */

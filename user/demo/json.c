@@ -75,10 +75,13 @@ void demo_write_json(struct demo *d, FILE *f, const struct run_summary *s)
 			", \"lost_records\": %" PRIu64 ", \"lost\": %" PRIu64
 			", \"threads\": %u, \"rings\": %u, \"handoffs\": %" PRIu64
 			", \"rounds\": %" PRIu64 ", \"errors\": %" PRIu64
-			", \"age_p50_ns\": %" PRIu64 ", \"age_p99_ns\": %" PRIu64 "},\n",
+			", \"age_p50_ns\": %" PRIu64 ", \"age_p99_ns\": %" PRIu64
+			", \"samples\": %" PRIu64 ", \"kernel_count\": %" PRIu64
+			", \"kernel_lost\": %" PRIu64 ", \"lost_counter\": %s},\n",
 			tr->events, tr->untimed, tr->throttle, tr->lost_records, tr->lost,
 			tr->threads, tr->rings, tr->handoffs, tr->rounds, tr->errors,
-			tr->age_p50_ns, tr->age_p99_ns);
+			tr->age_p50_ns, tr->age_p99_ns, tr->samples, tr->kernel_count,
+			tr->kernel_lost, tr->have_lost ? "true" : "false");
 	else
 		fprintf(f, "  \"ours_reader\": {\"kind\": \"round\"},\n");
 	fprintf(f, "  \"cpus\": %d,\n  \"source\": \"%s\",\n  \"events\": [",

@@ -33,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "demo.h"
 
@@ -99,6 +100,10 @@ static int threads_deliver(void *arg, const struct perfclock_event *ev)
 		return 0;
 	}
 	t->res.events++;
+	/* Occurrences of a counted event (not timer samples, not side-band). */
+	if (ph.type == PERF_RECORD_SAMPLE && ev->attr_idx < (uint32_t)t->nr_attrs &&
+	    !d->events[t->ev_of_attr[ev->attr_idx]].sampling)
+		t->res.samples++;
 	if (ev->flags & PERFCLOCK_EVENT_LATE) {
 		__atomic_store_n(&r->late, r->late + 1, __ATOMIC_RELAXED);
 	} else {
@@ -244,8 +249,29 @@ void demo_threads_finish(struct demo *d)
 	t->res.age_p50_ns = st.age_p50_ns;
 	t->res.age_p99_ns = st.age_p99_ns;
 	n = perfclock_evring_nr_rings(t->er);
+	t->res.have_lost = !!(d->read_format & PERF_FORMAT_LOST);
 	for (i = 0; i < n; i++) {
 		struct perfclock_reader_ring_stats rs;
+		int a;
+
+		/*
+		 * The kernel's own count of each traced event, and what it
+		 * lost (also the losses no PERF_RECORD_LOST reported yet).
+		 */
+		for (a = 0; a < t->nr_attrs; a++) {
+			uint64_t v[3] = { 0, 0, 0 };
+			int fd = perfclock_evring_fd(t->er, i, a);
+
+			if (d->events[t->ev_of_attr[a]].sampling)
+				continue;
+			if (fd < 0 || read(fd, v, sizeof(v)) <
+			    (ssize_t)((t->res.have_lost ? 3 : 2) * sizeof(uint64_t)))
+				die("read(ours' %s, ring %d): %s",
+				    d->events[t->ev_of_attr[a]].name, i, strerror(errno));
+			t->res.kernel_count += v[0];
+			if (t->res.have_lost)
+				t->res.kernel_lost += v[2];
+		}
 
 		if (perfclock_reader_get_ring_stats(t->r, i, &rs))
 			continue;
