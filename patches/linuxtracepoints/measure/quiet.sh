@@ -9,21 +9,28 @@
 #               runs them.
 # BIN (default: this directory) holds perf-collect-BUILD, wrload (cc -O2
 # wrload.c) and perf-data-order (scripts/clients/perf-data-order.c).
-# Prints one line per build: the collector's CPU ticks and perf-data-order's
-# line (samples, rounds, inversions, lost). Needs root.
+# BUILD@D runs perf-collect-BUILD with MEASURE_ROUND_LAG_MS=D: with
+# instrument.patch applied (a measurement aid, not for upstream) its round
+# ends are D ms older than the clock read, the control for a horizon's age
+# without libperfclock. Prints one line per build: the collector's CPU
+# ticks, perf-data-order's line (samples, rounds, inversions, lost) and,
+# from an instrumented build, its "measure:" line (round ends' age, time in
+# flushes, most events held). Needs root.
 mode=$1; secs=$2; shift 2
 bin=${BIN:-$(cd "$(dirname "$0")" && pwd)}
 out=${OUT:-/tmp/quiet-runs}; mkdir -p "$out"
-start() { # start BUILD [taskset prefix...]
+start() { # start BUILD[@LAG_MS] [taskset prefix...]
 	b=$1; shift; f=$out/$b.data; rm -f "$f"
-	"$@" "$bin/perf-collect-$b" -o "$f" :syscalls:sys_enter_write :syscalls:sys_enter_read 2>"$f.err" &
+	lag=; case $b in *@*) lag=${b#*@} ;; esac
+	MEASURE_ROUND_LAG_MS=$lag "$@" "$bin/perf-collect-${b%@*}" -o "$f" :syscalls:sys_enter_write :syscalls:sys_enter_read 2>"$f.err" &
 	pid=$!
 	w=0; while ! grep -q 'info: created' "$f.err" && [ $w -lt 200 ]; do sleep 0.05; w=$((w + 1)); done
 }
 finish() { # finish BUILD PID TICKS ITERATIONS
 	kill -INT "$2"; wait "$2"
 	echo "$1 mode=$mode $4 cpu_ticks=$3 $("$bin/perf-data-order" "$out/$1.data")" \
-		"round_end=\"$(sed -n 's/.*info: rounds end at \(.*\)\.$/\1/p' "$out/$1.data.err" | head -n 1)\""
+		"round_end=\"$(sed -n 's/.*info: rounds end at \(.*\)\.$/\1/p' "$out/$1.data.err" | head -n 1)\"" \
+		"$(sed -n 's/^measure: //p' "$out/$1.data.err")"
 }
 ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 case $mode in
