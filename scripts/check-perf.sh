@@ -72,9 +72,7 @@
 #      the same messaging load, and perf trace stopped by SIGSTOP 2 s three
 #      times under `stress-ng --switch`; the messaging load once more
 #      with the series built without libperfclock as the patched build
-#      (backend mono-nolib: perf's own membarrier horizon), and that
-#      build's membarrier() calls counted by strace in a recording with
-#      no event (its helper calls only while passes ask: at most 12).
+#      (backend mono-nolib: perf's own membarrier horizon).
 #
 # For each run pair it prints
 #   # perf-trace scenario=NAME regime=R backend=B stock_ooo=N patched_ooo=M stock_lost=N patched_lost=M events=N
@@ -642,24 +640,6 @@ if ! skip host; then
 	done
 	[ -n "$shell_tests" ]
 	result $? "host: the series adds perf shell tests ($(echo $shell_tests | wc -w))"
-
-	# perf's own horizon (the series built without libperfclock) calls
-	# membarrier() only while passes ask for a horizon (patch 19: the
-	# helper serves requests, then sleeps): a 3 s recording of an event
-	# nobody fires makes the first horizon's two calls and a few more
-	# for the passes at start and end. A helper that calls all the time
-	# made about 300 here (one every 10 ms). Counted by strace -f.
-	if [ -x "$nolib_perf" ]; then
-		(cd "$log" && timeout 60 strace -f -qq -e trace=membarrier -o membarrier-idle.strace \
-			"$nolib_perf" record -k mono --perfclock -e syscalls:sys_enter_getppid \
-			-o membarrier-idle.data -- sleep 3 > membarrier-idle.out 2>&1)
-		st=$?
-		calls=$(grep -c 'membarrier(MEMBARRIER_CMD_GLOBAL,' "$log/membarrier-idle.strace" 2>/dev/null)
-		[ $st -eq 0 ] && grep -q 'Using the flush horizon' "$log/membarrier-idle.out" &&
-			[ "${calls:-0}" -ge 2 ] && [ "${calls:-0}" -le 12 ]
-		result $? "host: perf's own horizon calls membarrier() on demand: ${calls:-no} calls in 3 s with no event (2 to 12; exit $st)" \
-			"$(tail -n 5 "$log/membarrier-idle.out")"
-	fi
 
 	# perf kvm stat live: no KVM guest can run here (no /dev/kvm on the
 	# host, no nested KVM in the TCG guest), so no kvm_exit event ever

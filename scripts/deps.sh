@@ -112,7 +112,7 @@ group_pkgs() {
 	# perf kvm need the system's libtraceevent, static too), and its
 	# host load
 	perf)  echo flex bison libelf-dev libdw-dev libunwind-dev libnuma-dev libslang2-dev \
-		libzstd-dev libcap-dev libtraceevent-dev pkg-config stress-ng strace ;;
+		libzstd-dev libcap-dev libtraceevent-dev pkg-config stress-ng ;;
 	# make check-debug: a kernel built from linux-source-6.1, and the
 	# liburcu selftests
 	debug) echo flex bison bc libelf-dev liburcu-dev ;;
