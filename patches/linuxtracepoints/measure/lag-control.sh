@@ -6,8 +6,8 @@
 # runs first; then, per build, the lost records of every run, their
 # median and total, CPU ticks per 100,000 samples and, for an
 # instrumented build, the mean age of its round ends and how many
-# flushes took over 5 ms. BIN as for
-# quiet.sh; instrumented builds have instrument.patch applied.
+# flushes took over 5 ms. BIN as for quiet.sh; instrumented builds have
+# instrument.patch applied.
 #   lag-control.sh 10 3 stock plain plain@15 plain@60 exact
 rounds=$1; secs=$2; shift 2
 here=$(cd "$(dirname "$0")" && pwd)
