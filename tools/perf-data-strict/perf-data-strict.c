@@ -52,7 +52,7 @@ enum {
 };
 
 /* docs/perf-data-carrier.md: the index, feature bit and layout */
-#define HEADER_FLUSH_HORIZON	33
+#define HEADER_FLUSH_HORIZON	32
 #define FH_HEADER_SIZE		32
 #define FH_ENTRY_MIN		32
 #define FH_RESTART		(1u << 0)
@@ -296,26 +296,30 @@ static int check_horizons(struct reader *r, uint64_t off, uint64_t size)
 {
 	unsigned char h[FH_HEADER_SIZE], e[FH_ENTRY_MIN];
 	uint64_t nr, last = 0, last_off = 0;
-	uint32_t version, esize;
+	uint32_t version, hsize, esize;
 
 	if (size < FH_HEADER_SIZE)
 		return violation(r, off, "HEADER_FLUSH_HORIZON section of %" PRIu64 " bytes, less than its header", size);
 	if (read_at(r, off, h, sizeof(h)))
 		return io_error(r, "reading HEADER_FLUSH_HORIZON");
 	version = le32(h);
-	esize = le32(h + 4);
-	nr = le64(h + 8);
+	hsize = le32(h + 4);
+	esize = le32(h + 8);
+	nr = le64(h + 16);
 	if (version != 1)
 		return violation(r, off, "HEADER_FLUSH_HORIZON version %u, this reader knows 1", version);
+	if (hsize < FH_HEADER_SIZE || hsize % 8 || hsize > size)
+		return violation(r, off, "HEADER_FLUSH_HORIZON header size %u (at least %d, a multiple of 8, within the section's %" PRIu64 " bytes)",
+				 hsize, FH_HEADER_SIZE, size);
 	if (esize < FH_ENTRY_MIN || esize % 8)
 		return violation(r, off, "HEADER_FLUSH_HORIZON entry size %u (at least %d, a multiple of 8)",
 				 esize, FH_ENTRY_MIN);
-	if (nr > (size - FH_HEADER_SIZE) / esize)
+	if (nr > (size - hsize) / esize)
 		return violation(r, off, "HEADER_FLUSH_HORIZON says %" PRIu64 " entries of %u bytes, its %" PRIu64 " bytes hold fewer",
 				 nr, esize, size);
 
 	for (uint64_t i = 0; i < nr; i++) {
-		uint64_t at = off + FH_HEADER_SIZE + i * esize, roff, horizon;
+		uint64_t at = off + hsize + i * esize, roff, horizon;
 		uint32_t proof, flags, file;
 
 		if (read_at(r, at, e, sizeof(e)))

@@ -44,7 +44,8 @@ expect() {
 # first word and, if not 0, one feature table entry and the section after
 # the data. ITEM: "r,TYPE,SIZE" a record of SIZE bytes (its body 0x11);
 # "h,TYPE,SIZE,LEN" a header saying SIZE and LEN body bytes; "x,NR" the
-# start of a HEADER_FLUSH_HORIZON section of NR entries, "e,OFFSET,HORIZON,
+# start of a HEADER_FLUSH_HORIZON section of NR entries ("x,NR,HSIZE": with a
+# header of HSIZE bytes, zeros after the 32 known), "e,OFFSET,HORIZON,
 # PROOF,FLAGS" one entry (items after "x" go to the section).
 cat > "$tmp/mk.pl" <<'PERL'
 use strict; use warnings;
@@ -54,7 +55,7 @@ for (@items) {
 	my ($k, @v) = split /,/;
 	if ($k eq 'r') { $data .= pack('L<S<S<', $v[0], 0, $v[1]) . ("\x11" x ($v[1] > 8 ? $v[1] - 8 : 0)); }
 	elsif ($k eq 'h') { $data .= pack('L<S<S<', $v[0], 0, $v[1]) . ("\x11" x $v[2]); }
-	elsif ($k eq 'x') { $sec = pack('L<L<Q<Q<Q<', 1, 32, $v[0], 1, 0); }
+	elsif ($k eq 'x') { $sec = pack('L<L<L<L<Q<Q<', 1, $v[1] // 32, 32, 0, $v[0], 1) . ("\0" x (($v[1] // 32) > 32 ? ($v[1] // 32) - 32 : 0)); }
 	elsif ($k eq 'e') { $sec .= pack('Q<Q<L<L<l<L<', @v, -1, 0); }
 	else { die "mk.pl: $k?\n"; }
 }
@@ -119,20 +120,25 @@ out=$("$bin" - < "$tmp/pipecut" 2>&1); st=$?
 result $? "perf-data-strict: a pipe-mode stream ending inside a record (exit $st)" "$out"
 
 # The HEADER_FLUSH_HORIZON index (docs/perf-data-carrier.md, section 2),
-# bit 33: markers at 0xc8 (200) and 0xe0 (224).
-b33=$((1 << 33))
-mk "$tmp/idx" - $b33 $S $R $S $R x,2 e,200,1000,2,0 e,224,2000,2,0
+# bit 32: markers at 0xc8 (200) and 0xe0 (224).
+b32=$((1 << 32))
+mk "$tmp/idx" - $b32 $S $R $S $R x,2 e,200,1000,2,0 e,224,2000,2,0
 expect 0 'HEADER_FLUSH_HORIZON 2 entries for 2 round markers' "a horizon index naming both round markers" "$tmp/idx"
-mk "$tmp/idxoff" - $b33 $S $R $S $R x,1 e,208,1000,2,0
+mk "$tmp/idxoff" - $b32 $S $R $S $R x,1 e,208,1000,2,0
 expect 1 'names offset 0xd0, where the data section has no PERF_RECORD_FINISHED_ROUND' \
 	"an index entry that names no round marker" "$tmp/idxoff"
-mk "$tmp/idxback" - $b33 $S $R $S $R x,2 e,200,2000,2,0 e,224,1000,2,0
+mk "$tmp/idxback" - $b32 $S $R $S $R x,2 e,200,2000,2,0 e,224,1000,2,0
 expect 1 'horizon 1000 below the one before \(2000\) without a restart' "a horizon that goes back" "$tmp/idxback"
-mk "$tmp/idxrestart" - $b33 $S $R $S $R x,2 e,200,2000,2,0 e,224,1000,2,1
+mk "$tmp/idxrestart" - $b32 $S $R $S $R x,2 e,200,2000,2,0 e,224,1000,2,1
 expect 0 'HEADER_FLUSH_HORIZON 2 entries' "a horizon that goes back at a restart" "$tmp/idxrestart"
-mk "$tmp/idxnr" - $b33 $S $R $S $R x,9 e,200,1000,2,0
+mk "$tmp/idxnr" - $b32 $S $R $S $R x,9 e,200,1000,2,0
 expect 1 'says 9 entries of 32 bytes' "an index whose count overruns its section" "$tmp/idxnr"
-mk "$tmp/idxproof" - $b33 $S $R $S $R x,1 e,200,1000,7,0
+mk "$tmp/idxproof" - $b32 $S $R $S $R x,1 e,200,1000,7,0
 expect 1 'proof 7' "an index entry with an unknown proof" "$tmp/idxproof"
+mk "$tmp/idxlong" - $b32 $S $R $S $R x,2,48 e,200,1000,2,0 e,224,2000,2,0
+expect 0 'HEADER_FLUSH_HORIZON 2 entries for 2 round markers' \
+	"an index whose header is longer than the 32 bytes known (a later perf's): its entries found after it" "$tmp/idxlong"
+mk "$tmp/idxhshort" - $b32 $S $R $S $R x,1,24 e,200,1000,2,0
+expect 1 'header size 24' "an index whose header size is below 32" "$tmp/idxhshort"
 
 finish
