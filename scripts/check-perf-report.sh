@@ -20,7 +20,7 @@ lag() { echo "$1" | sed -n "s/.*$2 \([0-9.]*\) ms.*/\1/p"; }
 # scripts/guest/perf-top.sh (perf top: one "# perf-top" line per run pair,
 # its lag on the same line).
 report() {
-	local where=$1 regime=$2 file=$3 tool=${4:-trace} pairs sc be s p so po ev rule desc st
+	local where=$1 regime=$2 file=$3 tool=${4:-trace} pairs sc be s p so po ev rule desc st sl pl
 	local runl=PERFRUN rulel=PERFRULE counts lags
 	[ "$tool" = top ] && runl=PERFTOP rulel=PERFTOPRULE
 	pairs=$(sed -n "s/^$runl scenario=\([^ ]*\) backend=\([^ ]*\) .*/\1:\2/p" "$file" | sort -u)
@@ -49,6 +49,15 @@ report() {
 		st=1
 		[ -n "$po" ] && [ "$po" -eq 0 ] && [ "${ev:-0}" -gt 0 ] && st=0
 		result $st "$desc: patched perf $tool ran with no out-of-order event (${po:-no run}, ${ev:-0} events)"
+		# Records lost (the kernel's PERF_RECORD_LOST sums the tool
+		# prints) beside the records delivered, both builds: issue 37's
+		# item 7 asks for no more lost than stock. Not asserted: on
+		# saturating loads patched perf trace delivers fewer records
+		# and loses more, and stock's delivered + lost falls short of
+		# what the load makes (docs/perf-client.md, "Records lost").
+		sl=$(num "$s" lost) pl=$(num "$p" lost)
+		[ -n "$sl" ] && [ -n "$pl" ] &&
+			echo "# perf-lost tool=$tool where=$where regime=$regime scenario=$sc backend=$be stock_lost=$sl patched_lost=$pl stock_events=$(num "$s" 'events,') patched_events=${ev:-?}"
 		# Every horizon is exact: the device backend's; -k mono's with
 		# the module loaded (libperfclock takes the clockid's horizon
 		# from it); and -k mono's without the module (mono-nomod in the
@@ -95,7 +104,7 @@ report_record() {
 		[ "$(field rc "$rec_s")" = 0 ] && [ "$(field bytes "$rec_s")" -gt 0 ] 2>/dev/null
 		result $? "$desc: stock perf record ran ($(field bytes "$rec_s") bytes, $(field seconds "$rec_s") s)"
 		[ "$(field rc "$rec_p")" = 0 ] && [ "$(field bytes "$rec_p")" -gt 0 ] 2>/dev/null
-		result $? "$desc: patched perf record --perfclock ran ($(field bytes "$rec_p") bytes, $(field seconds "$rec_p") s)"
+		result $? "$desc: patched perf record --flush-horizon ran ($(field bytes "$rec_p") bytes, $(field seconds "$rec_p") s)"
 		# Patched + patched: nothing out of order, by perf's counter
 		# (perf script's warning, and the report line's count) and by
 		# the text of perf script's output.

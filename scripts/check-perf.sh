@@ -48,12 +48,12 @@
 #      headers) once per clock regime (stable and unstable sched_clock),
 #      and in each runs scripts/guest/perf.sh: stock then patched perf trace
 #      -a --sort-events on `perf bench sched messaging`, with the device
-#      backend (--perfclock) and with -k mono, and with the reader stopped
+#      backend (--flush-horizon) and with -k mono, and with the reader stopped
 #      by SIGSTOP;
 #      Before the module is loaded, -k mono on the messaging load again
 #      (backend mono-nomod): libperfclock's membarrier horizon. Then, in
 #      the same boots, perf record's runs: stock perf record, then
-#      patched perf record --perfclock (module loaded), -a, of
+#      patched perf record --flush-horizon (module loaded), -a, of
 #      sched:sched_switch, sched:sched_wakeup and cpu-clock under
 #      `perf bench sched messaging -g 1 -l REC_LOOPS`, each file read by
 #      both builds (perf script, perf report --stats, perf inject); the
@@ -114,7 +114,7 @@
 #   GUEST_TRACE, GUEST_NOMOD_TRACE  perf trace's SCENARIO:BACKEND runs in
 #                    the regimes' boots, after and before insmod
 #   GUEST_RECORD     perf record's runs there (default msg:device; backend
-#                    mono: -k mono, patched -k mono --perfclock)
+#                    mono: -k mono, patched -k mono --flush-horizon)
 #   GUEST_NOLIB_RECORD  the same for the series without libperfclock, in
 #                    the stable regime (default msg:nolib; empty: none)
 #   OVER_RECORD      perf record's runs in the 8-vCPU guest (default
@@ -159,6 +159,10 @@ HOST_SECONDS=${HOST_SECONDS:-12}
 PERF_SKIP=${PERF_SKIP:-}
 PERF_PATCHES=${PERF_PATCHES:-patches/perf}
 PERF_FIXES=${PERF_FIXES-patches/perf-fixes}
+# The optional patch outside the RFC: the horizon through libperfclock
+# (LIBPERFCLOCK=1), on top of it. "patched" perf is the RFC with it, built
+# against the installed libperfclock-dev; "nolib" is the RFC alone.
+PERF_LIB_PATCHES=${PERF_LIB_PATCHES-patches/perf-libperfclock}
 # Bump when the way perf is built changes (the patches and the library
 # are hashed themselves). 2: against the installed libperfclock-dev.
 # 3: every step, WERROR=1, as two incremental chains (nolib, lib).
@@ -207,31 +211,44 @@ echo "# guest kernel: $KVER ($KDIR)"
 # Its patches, in order (a cover letter, which has no diff, is left out).
 # PERF_PATCHES points at another directory of format-patch files.
 # The stock fixes (PERF_FIXES, patches/perf-fixes/) come first: the
-# series applies on top of them. fixes and rfc_patches: each alone.
-fixes=() rfc_patches=()
+# series applies on top of them, and the optional libperfclock patch
+# (PERF_LIB_PATCHES) on top of the series. fixes, rfc_patches and
+# lib_patches: each alone.
+fixes=() rfc_patches=() lib_patches=()
 for p in "$PERF_FIXES"/0*.patch; do
 	grep -q '^diff --git' "$p" 2>/dev/null && fixes+=("$p")
 done
 for p in "$PERF_PATCHES"/0*.patch; do
 	grep -q '^diff --git' "$p" 2>/dev/null && rfc_patches+=("$p")
 done
-patches=("${fixes[@]}" "${rfc_patches[@]}")
+for p in "$PERF_LIB_PATCHES"/0*.patch; do
+	grep -q '^diff --git' "$p" 2>/dev/null && lib_patches+=("$p")
+done
+patches=("${fixes[@]}" "${rfc_patches[@]}" "${lib_patches[@]}")
 nfixes=${#fixes[@]}
+nrfc=$((nfixes + ${#rfc_patches[@]}))
 # The build patch: the first one whose diff adds a libperfclock line to
 # perf's build configuration (Makefile.config, or a feature test of
-# tools/build/feature). Everything before it is stock semantics; "stock"
-# perf is the series built up to the patch before it.
+# tools/build/feature): the lib chain starts there. The horizon patch:
+# the first that adds tools/perf/util/horizon.h. Everything before it is
+# stock semantics; "stock" perf is the series built up to the patch
+# before it.
 is_build_patch() {
 	sed -n '/^diff --git/,$p' "$1" | awk '
 		/^diff --git/ { f = ($3 ~ /tools\/perf\/Makefile\.config$|tools\/build\/feature\//) }
 		f && /^\+/ && tolower($0) ~ /perfclock/ { found = 1 }
 		END { exit !found }'
 }
-build_at=0
+is_horizon_patch() {
+	grep -q '^+++ b/tools/perf/util/horizon\.h$' "$1" && grep -q '^new file mode' "$1"
+}
+build_at=0 horizon_at=0
 for i in "${!patches[@]}"; do
+	[ $horizon_at -eq 0 ] && is_horizon_patch "${patches[$i]}" && horizon_at=$((i + 1))
 	is_build_patch "${patches[$i]}" && { build_at=$((i + 1)); break; }
 done
-echo "# series: $nfixes fixes from $PERF_FIXES, then ${#rfc_patches[@]} patches from $PERF_PATCHES; the build patch is $build_at, the first $((build_at - 1)) are stock semantics"
+[ $horizon_at -gt 0 ] || horizon_at=$build_at
+echo "# series: $nfixes fixes from $PERF_FIXES, ${#rfc_patches[@]} patches from $PERF_PATCHES, ${#lib_patches[@]} from $PERF_LIB_PATCHES; the build patch is $build_at, the horizon patch $horizon_at: the first $((horizon_at - 1)) are stock semantics"
 for i in "${!patches[@]}"; do
 	echo "#   $((i + 1)) $(basename "${patches[$i]}") $(sha256sum < "${patches[$i]}" | cut -c1-12)"
 done
@@ -382,7 +399,7 @@ finish() {
 declare -A chain_bin
 
 phase setup $(( $(date +%s) - TAP_START ))
-stock_at=$((build_at - 1))
+stock_at=$((horizon_at - 1))
 if [ $stock_at -eq 0 ]; then
 	# The build patch comes first: stock is the tarball itself, built
 	# as step 0 of the nolib chain.
@@ -392,12 +409,12 @@ fi
 # stock fixes lead the series, so "stock" above already has them, and
 # their tests and scripts/guest/perf-mmap-flush.sh need perf without
 # them. Step nfixes: the fixes alone on the tarball.
-chain nolib 0 0 "$nfixes" "$stock_at" "$nsteps"
+chain nolib 0 0 "$nfixes" "$stock_at" "$nrfc"
 chain lib "$build_at" "$nsteps"
 base_perf=${chain_bin[nolib:0]:-}
 fixes_perf=${chain_bin[nolib:$nfixes]:-}
 stock_perf=${chain_bin[nolib:$stock_at]:-}
-nolib_perf=${chain_bin[nolib:$nsteps]:-}
+nolib_perf=${chain_bin[nolib:$nrfc]:-}
 patched_perf=${chain_bin[lib:$nsteps]:-}
 if ! skip full; then
 	t0=$(date +%s)
@@ -438,10 +455,10 @@ has_opt "$stock_perf" trace --clockid
 result $? "stock perf trace has -k/--clockid"
 has_opt "$patched_perf" trace --clockid
 result $? "patched perf trace has -k/--clockid"
-has_opt "$patched_perf" trace --perfclock
-result $? "patched perf trace has --perfclock"
-has_opt "$patched_perf" "kvm stat live" --perfclock
-result $? "patched perf kvm stat live has --perfclock"
+has_opt "$patched_perf" trace --flush-horizon
+result $? "patched perf trace has --flush-horizon"
+has_opt "$patched_perf" "kvm stat live" --flush-horizon
+result $? "patched perf kvm stat live has --flush-horizon"
 
 # ---- the fixes alone -------------------------------------------------------------
 # patches/perf-fixes on the tarball: each fix's test must fail with the
@@ -541,7 +558,7 @@ EOF
 			[ "$(field rc "$nl")" = 0 ] &&
 				grep -q 'per-CPU [1-9][0-9]*, grace period 0, estimate 0' <<<"$nl" &&
 				grep -q ' 0 out of order, .*flushed at: recorded horizons (directory: [1-9]' <<<"$nl"
-			result $? "guest $guest: perf built without libperfclock, perf record --threads --perfclock: per-CPU horizons only, directory flushed at them, 0 out of order ($(sed 's/^PERFNOLIBTHREADS //' <<<"$nl"))"
+			result $? "guest $guest: perf built without libperfclock, perf record --threads --flush-horizon: per-CPU horizons only, directory flushed at them, 0 out of order ($(sed 's/^PERFNOLIBTHREADS //' <<<"$nl"))"
 		fi
 		# The series without libperfclock, unstable sched_clock: no
 		# time_zero, so no horizon of perf's clock; said, and recorded.
@@ -549,7 +566,7 @@ EOF
 		if [ -n "$nl" ]; then
 			[ "$(field rc "$nl")" = 0 ] && [ "$(field bytes "$nl")" -gt 0 ] 2>/dev/null &&
 				grep -q 'No flush horizon for perf.s clock (perf.s user page offers no time_zero' <<<"$nl"
-			result $? "guest $guest: perf built without libperfclock records with --perfclock and says perf's clock has no horizon without time_zero ($(sed 's/^PERFNOLIB //' <<<"$nl"))"
+			result $? "guest $guest: perf built without libperfclock records with --flush-horizon and says perf's clock has no horizon without time_zero ($(sed 's/^PERFNOLIB //' <<<"$nl"))"
 		fi
 		report guest "$guest" "$log/guest-$guest.out" top
 	done
@@ -590,7 +607,7 @@ if ! skip host; then
 	phase mmap-flush $(( $(date +%s) - m0 ))
 
 	# perf record --threads (review point 6): stock's directory reader
-	# holds every event to the end; patched perf record --perfclock
+	# holds every event to the end; patched perf record --flush-horizon
 	# writes horizons for each data file and its reader delivers below
 	# the oldest (scripts/guest/perf-record-threads.sh: patched must
 	# flush at them with 0 out of order, stock perf must read the
@@ -611,7 +628,7 @@ if ! skip host; then
 	# skip): patched perf must pass each, here with -k mono's
 	# membarrier horizon (no module on the host), and so must the series
 	# built without libperfclock (perf's own membarrier horizon and
-	# per-CPU reads); stock perf, which has no --perfclock, must skip
+	# per-CPU reads); stock perf, which has no --flush-horizon, must skip
 	# them, not fail.
 	# (The fixes' own shell tests are run by fixes_tests below.)
 	st_dir=$log/shell-tests
@@ -645,31 +662,23 @@ if ! skip host; then
 	# host, no nested KVM in the TCG guest), so no kvm_exit event ever
 	# comes. What can run: both builds start, read their (empty) rings
 	# until SIGINT and print the out-of-order report (with -v: the series
-	# prints it only then); --perfclock without the device fails with a
-	# message. SIGINT stops it, once it has set its handler: a background
+	# prints it only then), and the RFC's with --flush-horizon (no
+	# time_zero on this host: it says so and keeps its rule). SIGINT stops it, once it has set its handler: a background
 	# job inherits SIGINT ignored, hence
 	# env --default-signal, and -p $$ keeps the thread synthesis short.
 	# Its stdin must not be readable: each pass stores "was 'q' typed"
 	# into the flag SIGINT sets, so /dev/null would undo the SIGINT.
-	for b in stock patched; do
-		bin=$stock_perf
+	for b in stock patched nolib; do
+		bin=$stock_perf opt=
 		[ $b = patched ] && bin=$patched_perf
+		[ $b = nolib ] && bin=$nolib_perf opt=--flush-horizon
+		[ -x "$bin" ] || continue
 		# (in build/perf: perf kvm stat live writes an empty perf.data)
 		(cd "$log" && timeout -k 20 -s INT 5 env --default-signal=INT "$bin" kvm stat live -v \
-			-d 1 -p $$ < <(sleep 30) > "kvm-$b.out" 2>&1)
+			-d 1 -p $$ $opt < <(sleep 30) > "kvm-$b.out" 2>&1)
 		grep -q '^Sorted events:' "$log/kvm-$b.out"
-		result $? "host: $b perf kvm stat live runs and reports ($(grep '^Sorted events:' "$log/kvm-$b.out"))"
+		result $? "host: $b perf kvm stat live ${opt:+$opt }runs and reports ($(grep '^Sorted events:' "$log/kvm-$b.out"))"
 	done
-	(cd "$log" && timeout -k 20 -s INT 5 env --default-signal=INT "$patched_perf" kvm stat live \
-		--perfclock=/nonexistent -p $$ < <(sleep 30) > "kvm-nodev.out" 2>&1)
-	st=$?
-	[ $st -ne 0 ] && [ $st -ne 124 ] && grep -q "Can't open /nonexistent" "$log/kvm-nodev.out"
-	result $? "host: perf kvm stat live --perfclock=/nonexistent fails with a message (exit $st)"
-	timeout 20 "$patched_perf" trace -a --perfclock=/nonexistent -o /dev/null -- true \
-		> "$log/trace-nodev.out" 2>&1
-	st=$?
-	[ $st -ne 0 ] && [ $st -ne 124 ] && grep -q "Can't open /nonexistent" "$log/trace-nodev.out"
-	result $? "host: perf trace --perfclock=/nonexistent fails with a message (exit $st)"
 
 	# Without libperfclock the series changes nothing by default: the
 	# NO_LIBPERFCLOCK=1 build of the whole series prints no line that

@@ -5,7 +5,7 @@
 # --threads, stock against the series. Stock --threads writes each ring to
 # its own file (data.N of the directory) and no round markers, and its
 # directory reader sorts the whole recording at the end: its queue holds
-# every event until then. Patched perf record --perfclock gives each
+# every event until then. Patched perf record --flush-horizon gives each
 # file horizons in HEADER_FLUSH_HORIZON (per CPU where a thread has one
 # ring, else the horizon of every ring), and the reader delivers what is
 # below the oldest file's horizon as it goes.
@@ -13,7 +13,7 @@
 # Recorded, one after the other on the same load (stress-ng --switch 2
 # for TH_SECONDS, default 5): perf record -a --threads -k mono
 # -e sched:sched_switch -e sched:sched_wakeup -- sleep TH_SECONDS, with
-# --perfclock for patched. -k mono: the host has no perfclock module and
+# --flush-horizon for patched. -k mono: the host has no perfclock module and
 # no time_zero; its per-CPU horizon is clock_gettime + getcpu.
 #
 # Read with perf script -v --ns -F cpu,time,event, each file by its own
@@ -130,13 +130,13 @@ if result $? "perf-record-threads: stock reads its directory" \
 	echo "# perf-record-threads: stock: $events events, $ooo out of order (perf), $text (text), peak $peak, rss $rss KB, flushed at: $rule"
 fi
 
-# patched NAME THREADS: patched perf record --threads=THREADS --perfclock
+# patched NAME THREADS: patched perf record --threads=THREADS --flush-horizon
 # of the load, read by patched perf (and by stock, for NAME patched);
 # prints the summary line.
 patched() {
 	p_name=$1 p_threads=$2 p_ooo=n/a p_peak=n/a p_events=n/a horizon=none
-	p_what="perf record --threads=$p_threads --perfclock"
-	r_threads=$p_threads record "$p_name" "$patched" --perfclock
+	p_what="perf record --threads=$p_threads --flush-horizon"
+	r_threads=$p_threads record "$p_name" "$patched" --flush-horizon
 	result $? "$p_what: patched records the load" "$(tail -n 5 "$dir/$p_name.rec.err")"
 	grep -- '^--threads' "$dir/$p_name.rec.err" | sed 's/^/# perf-record-threads: /'
 	hdr=$("$patched" report --header-only -i "$dir/$p_name.data" 2> /dev/null |

@@ -24,10 +24,10 @@
 # SIGINT once its display thread has shown its first table (the thread
 # sets the handler; before that, a background job's SIGINT is ignored).
 #
-# Backends: device = perf's clock, --perfclock for patched perf (the
+# Backends: device = perf's clock, --flush-horizon for patched perf (the
 # perfclock device, else perf's user page where the kernel offers
 # time_zero, else no horizon: perf top says so and runs as stock);
-# mono = --clockid mono for both builds, patched with --perfclock (it flushes at libperfclock's
+# mono = --clockid mono for both builds, patched with --flush-horizon (it flushes at libperfclock's
 # CLOCK_MONOTONIC horizon: the module's if it is loaded, else membarrier's);
 # mono-nomod = the same label for runs made before the module is loaded.
 #
@@ -113,11 +113,11 @@ run() {
 	[ "$build" = patched ] && perf=$PERF_PATCHED
 	opts="--stdio -a -d $DELAY -v${FREQ:+ -F $FREQ}"
 	case $backend in
-	device) [ "$build" = patched ] && opts="$opts --perfclock" ;;
+	device) [ "$build" = patched ] && opts="$opts --flush-horizon" ;;
 	# --clockid alone changes no delivery: patched flushes at its
-	# horizon with --perfclock.
+	# horizon with --flush-horizon.
 	mono|mono-nomod) opts="$opts --clockid mono"
-		[ "$build" = patched ] && opts="$opts --perfclock" ;;
+		[ "$build" = patched ] && opts="$opts --flush-horizon" ;;
 	esac
 	base=$tmp/top-$build-$scenario-$backend
 	rm -f "$base.in" "$base.out" "$base.err"

@@ -31,8 +31,8 @@
 # SCENARIOS, LOOPS, STALLS, RUN_TIMEOUT and STALL_LOAD (the stall
 # scenario's load command, instead of perf bench); no module is loaded.
 #
-# Scenarios (backend: device = --perfclock, events in perf's clock;
-# mono = -k mono for both builds, patched with --perfclock too:
+# Scenarios (backend: device = --flush-horizon, events in perf's clock;
+# mono = -k mono for both builds, patched with --flush-horizon too:
 # libperfclock's clockid backend, the
 # module loaded; mono-nomod = the same before the module is loaded
 # (NOMOD_SCENARIOS in perf.env): libperfclock's membarrier horizon;
@@ -64,11 +64,11 @@ run() {
 	# -v: the series prints its "Sorted events:" report only with it.
 	opts="-v -a --sort-events -o /dev/null"
 	case $backend in
-	device) [ "$build" = patched ] && opts="$opts --perfclock" ;;
+	device) [ "$build" = patched ] && opts="$opts --flush-horizon" ;;
 	# -k alone keeps --sort-events' rule: patched flushes at the -k
-	# clock's horizon with --perfclock.
+	# clock's horizon with --flush-horizon.
 	mono|mono-nomod|mono-nolib) opts="$opts -k mono"
-		[ "$build" = patched ] && opts="$opts --perfclock" ;;
+		[ "$build" = patched ] && opts="$opts --flush-horizon" ;;
 	esac
 	err=$tmp/$build-$scenario-$backend.err
 	case $scenario in
@@ -160,8 +160,8 @@ done
 
 # ---- perf record and its readers ---------------------------------------------------
 # rec SCENARIO BACKEND: stock perf record, then patched perf record with
-# the horizon (device: --perfclock; mono: -k mono --perfclock, stock -k
-# mono; nolib: perf-nolib record --perfclock, perf's own horizon of
+# the horizon (device: --flush-horizon; mono: -k mono --flush-horizon, stock -k
+# mono; nolib: perf-nolib record --flush-horizon, perf's own horizon of
 # perf's clock, time_zero and membarrier), of the scheduler tracepoints
 # and cpu-clock samples under the scenario's load; then each file read
 # by both builds (perf script, perf report --stats, perf inject). Prints
@@ -200,7 +200,7 @@ rec() {
 	for file in stock patched; do
 		perf=$PERF_STOCK opts="-a"
 		[ "$backend" = mono ] && opts="$opts -k mono"
-		[ "$file" = patched ] && perf=$PERF_PATCHED opts="$opts ${REC_PATCHED_OPTS---perfclock}"
+		[ "$file" = patched ] && perf=$PERF_PATCHED opts="$opts ${REC_PATCHED_OPTS---flush-horizon}"
 		[ "$file" = patched ] && [ "$backend" = nolib ] && perf=$PERF_NOLIB
 		data=$tmp/rec-$scenario-$backend-$file.data
 		t0=$(now)
@@ -293,7 +293,7 @@ done
 # perf's clock needs perf's time_zero page, which the kernel offers with
 # a stable sched_clock only. Stable: NOLIB_RECORD's runs, as above,
 # and one --threads recording (per-CPU horizons).
-# Unstable: perf-nolib record --perfclock must say there is no horizon,
+# Unstable: perf-nolib record --flush-horizon must say there is no horizon,
 # and record all the same (PERFNOLIB line).
 if [ "${PERF_HOST:-0}" != 1 ] && [ -x "$PERF_NOLIB" ]; then
 	if [ "$PERFCLOCK_REGIME" = stable ]; then
@@ -306,7 +306,7 @@ if [ "${PERF_HOST:-0}" != 1 ] && [ -x "$PERF_NOLIB" ]; then
 		if [ -n "${NOLIB_RECORD:-}" ]; then
 			d=$tmp/nolib-threads
 			rm -rf "$d"
-			$PERF_NOLIB record -B -N --perfclock --threads -a -e cpu-clock \
+			$PERF_NOLIB record -B -N --flush-horizon --threads -a -e cpu-clock \
 				-e sched:sched_switch -o "$d" -- \
 				"$PERF_STOCK" bench sched messaging -g 1 -l 20 > /dev/null 2> "$d.err"
 			rc=$?
@@ -316,7 +316,7 @@ if [ "${PERF_HOST:-0}" != 1 ] && [ -x "$PERF_NOLIB" ]; then
 			rm -rf "$d" "$d.err"
 		fi
 	else
-		$PERF_NOLIB record -B -N --perfclock -a -e cpu-clock -o "$tmp/nolib.data" -- sleep 0.2 \
+		$PERF_NOLIB record -B -N --flush-horizon -a -e cpu-clock -o "$tmp/nolib.data" -- sleep 0.2 \
 			> /dev/null 2> "$tmp/nolib.err"
 		echo "PERFNOLIB regime=$PERFCLOCK_REGIME rc=$? bytes=$(bytes "$tmp/nolib.data") $(grep -m 1 'flush horizon' "$tmp/nolib.err")"
 		rm -f "$tmp/nolib.data" "$tmp/nolib.err"
