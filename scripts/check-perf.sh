@@ -230,7 +230,8 @@ nrfc=$((nfixes + ${#rfc_patches[@]}))
 # The build patch: the first one whose diff adds a libperfclock line to
 # perf's build configuration (Makefile.config, or a feature test of
 # tools/build/feature): the lib chain starts there. The horizon patch:
-# the first that adds tools/perf/util/horizon.h. Everything before it is
+# the first whose diff adds a line naming a horizon or flush_restart (the
+# first not to be counters or options only). Everything before it is
 # stock semantics; "stock" perf is the series built up to the patch
 # before it.
 is_build_patch() {
@@ -240,7 +241,7 @@ is_build_patch() {
 		END { exit !found }'
 }
 is_horizon_patch() {
-	grep -q '^+++ b/tools/perf/util/horizon\.h$' "$1" && grep -q '^new file mode' "$1"
+	sed -n '/^diff --git/,$p' "$1" | grep -qiE '^\+.*(horizon|flush_restart)'
 }
 build_at=0 horizon_at=0
 for i in "${!patches[@]}"; do
