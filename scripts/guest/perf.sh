@@ -87,6 +87,16 @@ run() {
 	stall)
 		$perf trace $opts 2>"$err" &
 		tpid=$!
+		# The load starts once perf trace reads its rings (they are
+		# mapped after its thread synthesis, which takes seconds in a
+		# TCG guest: a load started after a fixed second could end
+		# before the tracing began, and the run see ~100 events).
+		w=0
+		while ! grep -q 'perf_event' "/proc/$tpid/maps" 2>/dev/null && [ $w -lt 120 ] &&
+			kill -0 $tpid 2>/dev/null; do
+			sleep 0.5
+			w=$((w + 1))
+		done
 		sleep 1
 		if [ -n "${STALL_LOAD:-}" ]; then
 			$STALL_LOAD >/dev/null 2>&1 &
