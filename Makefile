@@ -36,9 +36,10 @@
 #                        cached in /var/cache/perfclock; FUZZ_SECONDS=;
 #                        6.1 only (KVER=6.12 is refused)
 #   make check-perf      perf itself as the client: every step of
-#                        patches/perf/ on linux-source-6.12 built with
-#                        WERROR=1 with and without libperfclock
-#                        (LIBPERFCLOCK=1; cached in /var/cache/perfclock);
+#                        patches/perf-fixes/ and patches/perf/ on
+#                        linux-source-6.12 built with WERROR=1, and the
+#                        optional patches/perf-libperfclock/ on top with
+#                        LIBPERFCLOCK=1 (cached in /var/cache/perfclock);
 #                        stock and patched perf trace, perf record +
 #                        readers and perf top on the same load, in QEMU
 #                        guests booting the 6.12 cloud kernel (PERF_KVER=;
