@@ -20,7 +20,7 @@ lag() { echo "$1" | sed -n "s/.*$2 \([0-9.]*\) ms.*/\1/p"; }
 # scripts/guest/perf-top.sh (perf top: one "# perf-top" line per run pair,
 # its lag on the same line).
 report() {
-	local where=$1 regime=$2 file=$3 tool=${4:-trace} pairs sc be s p so po ev rule desc st sl pl
+	local where=$1 regime=$2 file=$3 tool=${4:-trace} pairs sc be s p so po ev se rule desc st sl pl
 	local runl=PERFRUN rulel=PERFRULE counts lags
 	[ "$tool" = top ] && runl=PERFTOP rulel=PERFTOPRULE
 	pairs=$(sed -n "s/^$runl scenario=\([^ ]*\) backend=\([^ ]*\) .*/\1:\2/p" "$file" | sort -u)
@@ -31,9 +31,10 @@ report() {
 		rule=$(grep "^$rulel scenario=$sc backend=$be build=patched " "$file" | tail -n 1 |
 			sed 's/.*Flushed at: //')
 		so=$(num "$s" 'out of order') po=$(num "$p" 'out of order')
-		ev=$(num "$p" 'events,')
-		counts="stock_ooo=${so:-?} patched_ooo=${po:-?} stock_lost=$(num "$s" lost) patched_lost=$(num "$p" lost) events=${ev:-?}"
-		lags="stock_lag_mean_ms=$(lag "$s" mean) stock_lag_max_ms=$(lag "$s" max) patched_lag_mean_ms=$(lag "$p" mean) patched_lag_max_ms=$(lag "$p" max) stock_events=$(num "$s" 'events,') patched_rule=\"$rule\""
+		ev=$(num "$p" 'events,') se=$(num "$s" 'events,')
+		sl=$(num "$s" lost) pl=$(num "$p" lost)
+		counts="stock_ooo=${so:-?} patched_ooo=${po:-?} stock_lost=$sl patched_lost=$pl events=${ev:-?}"
+		lags="stock_lag_mean_ms=$(lag "$s" mean) stock_lag_max_ms=$(lag "$s" max) patched_lag_mean_ms=$(lag "$p" mean) patched_lag_max_ms=$(lag "$p" max) stock_events=$se patched_rule=\"$rule\""
 		if [ "$tool" = top ]; then
 			echo "# perf-top scenario=$sc regime=$regime backend=$be $counts $lags"
 			[ -n "$so" ] && [ "$so" -gt 0 ] && stock_top_seen=$((stock_top_seen + 1))
@@ -44,7 +45,7 @@ report() {
 		fi
 		desc="$where $regime $sc $be"
 		st=1
-		[ -n "$so" ] && [ "$(num "$s" 'events,')" -gt 0 ] && st=0
+		[ -n "$so" ] && [ "$se" -gt 0 ] 2>/dev/null && st=0
 		result $st "$desc: stock perf $tool ran (${so:-no} out-of-order events)"
 		st=1
 		[ -n "$po" ] && [ "$po" -eq 0 ] && [ "${ev:-0}" -gt 0 ] && st=0
@@ -55,9 +56,8 @@ report() {
 		# saturating loads patched perf trace delivers fewer records
 		# and loses more, and stock's delivered + lost falls short of
 		# what the load makes (docs/perf-client.md, "Records lost").
-		sl=$(num "$s" lost) pl=$(num "$p" lost)
 		[ -n "$sl" ] && [ -n "$pl" ] &&
-			echo "# perf-lost tool=$tool where=$where regime=$regime scenario=$sc backend=$be stock_lost=$sl patched_lost=$pl stock_events=$(num "$s" 'events,') patched_events=${ev:-?}"
+			echo "# perf-lost tool=$tool where=$where regime=$regime scenario=$sc backend=$be stock_lost=$sl patched_lost=$pl stock_events=$se patched_events=${ev:-?}"
 		# Every horizon is exact: the device backend's; -k mono's with
 		# the module loaded (libperfclock takes the clockid's horizon
 		# from it); and -k mono's without the module (mono-nomod in the
