@@ -14,17 +14,17 @@
 #      static, with WERROR=1, as two incremental chains (one tree and one
 #      O= directory each, patch k applied and perf made on step k-1's
 #      objects):
-#        - nolib: without LIBPERFCLOCK=1 (the series' opt-in switch;
-#          NO_LIBPERFCLOCK=1 is passed too, for a series that
-#          auto-detects), every step. "Stock" perf is its
-#          binary at the step before the build patch (the first patch
-#          whose diff adds libperfclock to perf's build configuration:
-#          the fixes and stock-semantics reports come before it);
-#        - lib: LIBPERFCLOCK=1 (the opt-in switch; auto-detection finds
-#          the library without it), from the build patch on, linked
-#          with libperfclock as a distribution would: the packages
-#          scripts/dkms.sh deb builds (cached by their inputs) are
-#          installed on the host (dpkg -i), pkg-config finds /usr's
+#        - nolib: the fixes and the RFC (patches/perf/), perf's own
+#          horizon, nothing outside perf (NO_LIBPERFCLOCK=1 is passed
+#          too). "Stock" perf is its binary at the step before the
+#          horizon patch (the first whose diff adds a line naming a
+#          horizon or flush_restart: the fixes and the counters and
+#          options before it keep stock semantics);
+#        - lib: the optional patch outside the RFC
+#          (patches/perf-libperfclock/, LIBPERFCLOCK=1) on top of it,
+#          linked with libperfclock as a distribution would: the
+#          packages scripts/dkms.sh deb builds (cached by their inputs)
+#          are installed on the host (dpkg -i), pkg-config finds /usr's
 #          libperfclock.pc, and they are purged after the builds.
 #          "Patched" perf is its last binary;
 #        - and the whole series in perf's default configuration
@@ -356,15 +356,13 @@ result $? "pkg-config finds the installed libperfclock $v ($(pkg-config --cflags
 # configurations, each an incremental chain: one source tree and one O=
 # directory per configuration, patch k applied and perf made on top of
 # step k-1's objects, so that a step costs what it changes.
-#   nolib  NO_LIBPERFCLOCK=1 (the series' switch to leave the library out;
-#          with the older opt-in LIBPERFCLOCK=1 switch, leaving it unset
-#          does that): steps 1..N. "Stock" perf is its binary at the
-#          step before the build patch.
-#   lib    LIBPERFCLOCK=1 (the opt-in switch; with auto-detection it is
-#          ignored and the installed libperfclock-dev is found), against
-#          the installed package: steps from the build patch on (before
-#          it the two configurations are the same build, made once, in
-#          nolib). "Patched" perf is its last binary.
+#   nolib  the fixes and the RFC, nothing outside perf
+#          (NO_LIBPERFCLOCK=1 too): steps 1..N. "Stock" perf is its
+#          binary at the step before the horizon patch.
+#   lib    LIBPERFCLOCK=1, against the installed package: the optional
+#          patch's steps, on top of the RFC (before them the two
+#          configurations are the same build, made once, in nolib).
+#          "Patched" perf is its last binary.
 # A chain lives in $CACHE/perf-chain-CONFIG-KEY (KEY: the tarball, gcc,
 # the recipe, the configuration's flags, the installed library for lib);
 # each step's result is cached under the hash of the patches' diffs up
