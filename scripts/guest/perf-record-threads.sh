@@ -20,7 +20,7 @@
 # perf (stock by stock, patched by patched), and the patched file by
 # stock too (compat: stock perf must read it as before):
 #   ooo    perf's count of events queued below a time already delivered
-#          (the -v "Ordered events" line of patch 10);
+#          (the -v "Ordered events" line of patch 5);
 #   text   output lines stamped below the line before (perf-order.awk:
 #          nothing of perf's ordering);
 #   peak   the most events the reader's queue held at once;
@@ -41,8 +41,11 @@
 # proof among the patched file's entries (perf report --header-only's
 # "# flush horizons" line): percpu if every entry is a per-CPU horizon. Asserted: both record, the patched reader flushed
 # at recorded horizons (a rule that never flushes is no result) with 0
-# out of order by both counts, the compat read has 0 out of order. Peaks
-# and stock's count are printed, not asserted.
+# out of order by both counts, the compat read has 0 out of order; with
+# per-CPU horizons, the reader held at most a quarter of the events, its
+# queue was capped at 256 MiB and never full, and perf report with
+# report.queue-size at half that peak filled its queue and held within it
+# (cap_check). Stock's peak and count are printed, not asserted.
 #
 # Environment: TH_SECONDS (5), TH_DIR (scratch; default a new directory
 # under ${TMPDIR:-/tmp}, removed at the end unless TH_KEEP=1),
@@ -173,6 +176,7 @@ patched() {
 		if [ "$horizon" = percpu ]; then
 			[ "$events" -gt 0 ] && [ $((peak * 4)) -le "$events" ]
 			result $? "$p_what: the reader held at most a quarter of the events at once (peak $peak of $events)"
+			cap_check "$p_what" "$p_name" "$peak"
 		fi
 	else
 		result 1 "perf-record-threads: patched reads its $p_threads directory" \
@@ -191,6 +195,45 @@ patched() {
 	echo "# perf-record-threads threads=$p_threads stock_ooo=${stock_ooo:-n/a} patched_ooo=$p_ooo stock_peak=${stock_peak:-n/a} stock_events=${stock_events:-n/a} patched_peak=$p_peak patched_events=$p_events horizon=$horizon"
 }
 num() { echo "$hdr" | sed -n "s/.*$1 \([0-9]*\).*/\1/p"; }
+
+# cap_check WHAT NAME PEAK: the reader's queue is capped. A file with
+# horizons is read with a queue capped at 256 MiB (unless report.queue-size
+# sets another size): perf script's default read of NAME must name that
+# cap and never have filled it. Then perf report reads NAME with
+# report.queue-size at half what that read's peak took: the cap must be
+# reached and the queue held within it. 48 bytes: sizeof(struct
+# ordered_event) on x86_64 (tools/perf/util/ordered-events.h), each
+# queued event's share of what the queue counts against its cap
+# (ordered_events__new_event() counts whole buffers of them).
+cap_check() {
+	k_what=$1 k_name=$2 k_peak=$3
+	k_line=$(grep '^Ordered events queue: ' "$dir/$k_name.script.err" | tail -n 1)
+	case $k_line in
+	"Ordered events queue: capped at 268435456 bytes, full 0 times") st=0 ;;
+	*) st=1 ;;
+	esac
+	result $st "$k_what: the reader's queue is capped at 256 MiB and was never full (${k_line:-no cap line})"
+	k_cap=$((k_peak * 48 / 2))
+	# Below two buffers of 1365 events (64 KiB each) the cap says little.
+	if [ "$k_cap" -lt 131072 ]; then
+		skip_result "$k_what: a queue capped below its peak" "the peak, $k_peak events, is too small to cap"
+		return
+	fi
+	mkdir -p "$dir/home"
+	printf '[report]\n\tqueue-size = %s\n' "$k_cap" > "$dir/home/.perfconfig"
+	HOME=$dir/home "$patched" report -v --stdio --sort cpu -i "$dir/$k_name.data" \
+		> /dev/null 2> "$dir/$k_name.capped.err"
+	st=$?
+	k_line=$(grep '^Ordered events' "$dir/$k_name.capped.err" | tail -n 2 | tr '\n' ' ')
+	k_full=$(echo "$k_line" | sed -n "s/.*queue: capped at $k_cap bytes, full \([0-9]*\) times.*/\1/p")
+	k_held=$(echo "$k_line" | sed -n 's/.*, peak \([0-9]*\) queued.*/\1/p')
+	k_ooo=$(echo "$k_line" | sed -n 's/.* \([0-9]*\) out of order, .*/\1/p')
+	echo "# perf-record-threads: $k_name read with report.queue-size=$k_cap: full ${k_full:-?} times, peak ${k_held:-?}, ${k_ooo:-?} out of order"
+	[ "$st" -eq 0 ] && [ "${k_full:-0}" -gt 0 ] && [ $((${k_held:-0} * 48)) -le "$k_cap" ] &&
+		[ "${k_held:-0}" -gt 0 ]
+	result $? "$k_what: with report.queue-size=$k_cap (half the peak's) the queue filled (${k_full:-?} times) and held within it (peak ${k_held:-?})" \
+		"$(tail -n 5 "$dir/$k_name.capped.err")"
+}
 
 # One thread per CPU (the default): per-CPU horizons where there are.
 # One thread for every ring of a package: the horizon of every ring.
