@@ -679,6 +679,34 @@ if ! skip host; then
 		result $? "host: $b perf kvm stat live ${opt:+$opt }runs and reports ($(grep '^Sorted events:' "$log/kvm-$b.out"))"
 	done
 
+	# perf's own horizon (util/horizon.c, the RFC alone) calls
+	# membarrier() only while passes ask for horizons: its helper starts
+	# parked and parks after 100 ms without a read. perf record
+	# --flush-horizon of one task whose event does not fire (sleep, and
+	# exec) makes the same few passes (start, end) however long it runs:
+	# 13-16 calls in all on this host (7 December), for 1 s and for 6 s,
+	# where the helper that called all along made 70 a second or so (198
+	# and 149 in 3 s). Asserted: the 5 s longer run makes at most 10
+	# calls more.
+	if [ -x "$nolib_perf" ]; then
+		mkdir -p "$log/idle"
+		idle_calls=()
+		st=0
+		for secs in 1 6; do
+			(cd "$log/idle" && timeout 60 "$nolib_perf" stat -e syscalls:sys_enter_membarrier \
+				-a -x, -o stat-$secs.out -- "$nolib_perf" record -q -k mono --flush-horizon \
+				-e sched:sched_process_exec -o idle.data -- sleep $secs > record-$secs.out 2>&1) ||
+				st=1
+			idle_calls+=("$(sed -n 's/^\([0-9]*\),.*sys_enter_membarrier.*/\1/p' \
+				"$log/idle/stat-$secs.out")")
+		done
+		c1=${idle_calls[0]:-} c6=${idle_calls[1]:-}
+		echo "# perf-horizon-idle: membarrier() calls in perf record --flush-horizon of an idle task: ${c1:-?} in 1 s, ${c6:-?} in 6 s"
+		[ $st -eq 0 ] && [ -n "$c1" ] && [ -n "$c6" ] && [ $((c6 - c1)) -le 10 ]
+		result $? "host: the RFC's horizon makes no membarrier() call while no pass asks (${c1:-?} calls in 1 s, ${c6:-?} in 6 s)" \
+			"$(tail -n 3 "$log"/idle/record-*.out "$log"/idle/stat-*.out)"
+	fi
+
 	# Without libperfclock the series changes nothing by default: the
 	# NO_LIBPERFCLOCK=1 build of the whole series prints no line that
 	# stock perf does not (digits aside), in perf trace --sort-events,
