@@ -408,7 +408,14 @@ fi
 # stock fixes lead the series, so "stock" above already has them, and
 # their tests and scripts/guest/perf-mmap-flush.sh need perf without
 # them. Step nfixes: the fixes alone on the tarball.
-chain nolib 0 0 "$nfixes" "$stock_at" "$nrfc"
+# The step before the fix for perf kvm stat live's exit (the one fix whose
+# subject names it): its test runs that build too, to show what the fix
+# alone changes.
+kvm_before=
+for i in "${!fixes[@]}"; do
+	grep -q '^Subject:.*perf kvm stat live' "${fixes[$i]}" && kvm_before=$i
+done
+chain nolib 0 0 "$nfixes" "$stock_at" "$nrfc" ${kvm_before:+"$kvm_before"}
 chain lib "$build_at" "$nsteps"
 base_perf=${chain_bin[nolib:0]:-}
 fixes_perf=${chain_bin[nolib:$nfixes]:-}
@@ -468,7 +475,7 @@ if ! skip fixes && [ "$nfixes" -gt 0 ]; then
 		mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null
 	fi
 	f0=$(date +%s)
-	fixes_tests "$base_perf" "$fixes_perf"
+	fixes_tests "$base_perf" "$fixes_perf" "${kvm_before:+${chain_bin[nolib:$kvm_before]:-}}"
 	phase fixes $(( $(date +%s) - f0 ))
 fi
 
