@@ -688,13 +688,13 @@ if ! skip host; then
 
 	# perf's own horizon (util/horizon.c, the RFC alone) calls
 	# membarrier() only while passes ask for horizons: its helper starts
-	# parked and parks after 100 ms without a read. perf record
+	# parked and parks a second after the last read. perf record
 	# --flush-horizon of one task whose event does not fire (sleep, and
-	# exec) makes the same few passes (start, end) however long it runs:
-	# 13-16 calls in all on this host (7 December), for 1 s and for 6 s,
-	# where the helper that called all along made 70 a second or so (198
-	# and 149 in 3 s). Asserted: the 5 s longer run makes at most 10
-	# calls more.
+	# exec) makes the same few passes (start, end) however long it runs,
+	# so the helper runs for about a second after them: 81 calls in 1 s,
+	# 87 in 6 s on this host (7 December), where the helper that called
+	# all along made 43 and 237. Asserted: the 5 s longer run makes at
+	# most 10 calls more.
 	if [ -x "$nolib_perf" ]; then
 		mkdir -p "$log/idle"
 		idle_calls=()
