@@ -710,7 +710,7 @@ if ! skip host; then
 		c1=${idle_calls[0]:-} c6=${idle_calls[1]:-}
 		echo "# perf-horizon-idle: membarrier() calls in perf record --flush-horizon of an idle task: ${c1:-?} in 1 s, ${c6:-?} in 6 s"
 		[ $st -eq 0 ] && [ -n "$c1" ] && [ -n "$c6" ] && [ $((c6 - c1)) -le 10 ]
-		result $? "host: the RFC's horizon makes no membarrier() call while no pass asks (${c1:-?} calls in 1 s, ${c6:-?} in 6 s)" \
+		result $? "host: the RFC's horizon stops calling membarrier() once no pass asks (${c1:-?} calls in 1 s, ${c6:-?} in 6 s)" \
 			"$(tail -n 3 "$log"/idle/record-*.out "$log"/idle/stat-*.out)"
 	fi
 
