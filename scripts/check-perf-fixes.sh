@@ -81,7 +81,7 @@ fixes_libperf() {
 # scripts/guest/perf-kvm-exit.sh on both builds.
 fixes_kvm() {
 	local stock=$1 fixed=$2 before=${3:-} pl=$fx_dir/kvm-payload mods=/lib/modules/$KVER/kernel
-	local m f st line bv
+	local m f st line sv fv
 	rm -rf "$pl" && mkdir -p "$pl"
 	for m in virt/lib/irqbypass arch/x86/kvm/kvm arch/x86/kvm/kvm-amd; do
 		f=$mods/$m.ko
@@ -116,22 +116,16 @@ fixes_kvm() {
 		fixes_row kvm-stat-live-exit SKIP SKIP "no /dev/kvm in the guest: kvm_amd did not load"
 		return
 	fi
-	fixes_row kvm-stat-live-exit "$(kvm_field stock "$line")" "$(kvm_field fixes "$line")" \
-		"\"io\" exits counted: stock $(kvm_field stock_io "$line"), fixes $(kvm_field fixes_io "$line") of $(kvm_field want "$line"); vm.sh exit $st" \
+	sv=$(field stock "$line") fv=$(field fixes "$line")
+	fixes_row kvm-stat-live-exit "${sv:-NOTRUN}" "${fv:-NOTRUN}" \
+		"\"io\" exits counted: stock $(field stock_io "$line"), fixes $(field fixes_io "$line") of $(field want "$line"); vm.sh exit $st" \
 		"$(tail -n 20 "$fx_dir/kvm-guest.err")"
 	# The tarball's perf also loses what patch 1 fixes; perf with every
 	# fix before this one must miss events too, or the test shows
 	# nothing of this fix. Only where that step was built.
 	[ -x "$before" ] || return
-	bv=$(kvm_field before "$line")
-	[ "$bv" = FAIL ]
-	result $? "perf-fixes: kvm-stat-live-exit fails with every fix before it (\"io\" exits counted: $(kvm_field before_io "$line") of $(kvm_field want "$line"))"
-}
-# kvm_field NAME LINE: NAME=VALUE's value in LINE, NOTRUN if none.
-kvm_field() {
-	local v
-	v=$(sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<<"$2")
-	echo "${v:-NOTRUN}"
+	[ "$(field before "$line")" = FAIL ]
+	result $? "perf-fixes: kvm-stat-live-exit fails with every fix before it (\"io\" exits counted: $(field before_io "$line") of $(field want "$line"))"
 }
 
 fixes_tests() {

@@ -51,19 +51,14 @@ run() {
 	r_hold=$!
 	"$2" kvm stat live -d 1000 < "$r_in" > "$r_out" 2>&1 &
 	r_pid=$!
-	# Its events open before it enables them: wait until its count of
-	# perf event files has held for a second (at most 60 s), then 3 s.
-	r_prev=-1 r_try=0
-	while [ $r_try -lt 60 ]; do
+	# It enables its events once its rings are mapped: wait for that (at
+	# most 60 s; the same test as scripts/guest/perf.sh's stall load),
+	# then 3 s.
+	r_try=0
+	while ! grep -q 'perf_event' /proc/"$r_pid"/maps 2>/dev/null && [ $r_try -lt 60 ] &&
+		kill -0 "$r_pid" 2>/dev/null; do
 		sleep 1
-		r_now=0
-		for r_fd in /proc/"$r_pid"/fd/*; do
-			case $(readlink "$r_fd" 2>/dev/null) in
-			*perf_event*) r_now=$((r_now + 1)) ;;
-			esac
-		done
-		[ "$r_now" -gt 0 ] && [ "$r_now" -eq "$r_prev" ] && break
-		r_prev=$r_now r_try=$((r_try + 1))
+		r_try=$((r_try + 1))
 	done
 	sleep 3
 	taskset -c 1 "$dir/kvm-exits" "$n" "$gap" 20 | sed 's/^/# perf-kvm-exit: /'
