@@ -52,12 +52,19 @@ report() {
 		result $st "$desc: patched perf $tool ran with no out-of-order event (${po:-no run}, ${ev:-0} events)"
 		# Records lost (the kernel's PERF_RECORD_LOST sums the tool
 		# prints) beside the records delivered, both builds: issue 37's
-		# item 7 asks for no more lost than stock. Not asserted: on
-		# saturating loads patched perf trace delivers fewer records
-		# and loses more, and stock's delivered + lost falls short of
-		# what the load makes (docs/perf-client.md, "Records lost").
+		# item 7 asks for no more lost than stock. Not asserted (the
+		# cause is in patch 11 and docs/perf-client.md, "Records
+		# lost"): on the KVM host the load slows by each record
+		# written, so patched perf trace's few per cent lower read rate
+		# becomes a shorter load and half the records; and a ring's
+		# losses are reported only with the next record that fits
+		# (kernel/events/ring_buffer.c: __perf_output_begin()), so the
+		# losses after a reader's last read of a ring are never told:
+		# *_accounted (delivered + lost) shows how much of the load
+		# each build heard of: in the TCG guests up to four times
+		# more for one build than the other on the same load.
 		[ -n "$sl" ] && [ -n "$pl" ] &&
-			echo "# perf-lost tool=$tool where=$where regime=$regime scenario=$sc backend=$be stock_lost=$sl patched_lost=$pl stock_events=$se patched_events=${ev:-?}"
+			echo "# perf-lost tool=$tool where=$where regime=$regime scenario=$sc backend=$be stock_lost=$sl patched_lost=$pl stock_events=$se patched_events=${ev:-?} stock_accounted=$((sl + ${se:-0})) patched_accounted=$((pl + ${ev:-0}))"
 		# Every horizon is exact: the device backend's; -k mono's with
 		# the module loaded (libperfclock takes the clockid's horizon
 		# from it); and -k mono's without the module (mono-nomod in the

@@ -49,7 +49,9 @@
 #      and in each runs scripts/guest/perf.sh: stock then patched perf trace
 #      -a --sort-events on `perf bench sched messaging`, with the device
 #      backend (--flush-horizon) and with -k mono, and with the reader stopped
-#      by SIGSTOP;
+#      by SIGSTOP; -k mono once more with the series built without
+#      libperfclock as the patched build (backend mono-nolib: the RFC's
+#      own membarrier horizon, the perf trace a maintainer would take);
 #      Before the module is loaded, -k mono on the messaging load again
 #      (backend mono-nomod): libperfclock's membarrier horizon. Then, in
 #      the same boots, perf record's runs: stock perf record, then
@@ -148,7 +150,7 @@ CACHE=${PERFCLOCK_CACHE:-/var/cache/perfclock}
 JOBS=${JOBS:-2}
 GUEST_LOOPS=${GUEST_LOOPS:-300}
 REC_LOOPS=${REC_LOOPS:-50}
-GUEST_TRACE=${GUEST_TRACE-light:device msg:device msg:mono stall:device}
+GUEST_TRACE=${GUEST_TRACE-light:device msg:device msg:mono msg:mono-nolib stall:device}
 GUEST_NOMOD_TRACE=${GUEST_NOMOD_TRACE-msg:mono-nomod}
 GUEST_RECORD=${GUEST_RECORD:-msg:device}
 GUEST_NOLIB_RECORD=${GUEST_NOLIB_RECORD-msg:nolib}
