@@ -20,8 +20,13 @@
 # tarball's perf (STOCK) also skips what a pass leaves in a ring past
 # its 25th record (the fixes' patch 1); BEFORE, if given, is perf with
 # every fix before this one, patch 1 included: what it misses is this
-# fix's alone. Prints
-#   # perf-kvm-exit stock=V fixes=V before=V want=N stock_io=N fixes_io=N before_io=N
+# fix's alone. It misses them only when no kvm event comes after the
+# burst: an event there moves its flush limit past the burst, and it
+# counts all (1 run in 5 on 7 December; that run's display had 305
+# exits in all where the fixes' had 301, so probably exits of another
+# reason). So BEFORE runs up to KVM_BEFORE_TRIES times (default 3) and
+# fails at its first run that counts fewer. Prints
+#   # perf-kvm-exit stock=V fixes=V before=V want=N stock_io=N fixes_io=N before_io=N[/N...]
 # (V: PASS, the count; FAIL, another count; NOTRUN, no count printed or
 # no such build) and exits 0; 2 (skip) when there is no /dev/kvm.
 set -u
@@ -92,10 +97,16 @@ run stock "$stock"
 stock_io=$io
 run fixes "$fixes"
 fixes_io=$io
-before_io=
+before_io='' before_v=NOTRUN
 if [ -n "$before" ]; then
-	run before "$before"
-	before_io=$io
+	try=0
+	while [ $try -lt "${KVM_BEFORE_TRIES:-3}" ]; do
+		try=$((try + 1))
+		run before "$before"
+		before_io=${before_io:+$before_io/}${io:-?}
+		before_v=$(verdict "$io")
+		[ "$before_v" = PASS ] || break
+	done
 fi
-echo "# perf-kvm-exit stock=$(verdict "$stock_io") fixes=$(verdict "$fixes_io") before=$(verdict "$before_io") want=$want stock_io=${stock_io:-?} fixes_io=${fixes_io:-?} before_io=${before_io:-?}"
+echo "# perf-kvm-exit stock=$(verdict "$stock_io") fixes=$(verdict "$fixes_io") before=$before_v want=$want stock_io=${stock_io:-?} fixes_io=${fixes_io:-?} before_io=${before_io:-?}"
 exit 0
