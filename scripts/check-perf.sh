@@ -121,7 +121,9 @@
 #                    the stable regime (default msg:nolib; empty: none)
 #   OVER_RECORD      perf record's runs in the 8-vCPU guest (default
 #                    "msg:device light:device"); OVER_REGIME its regime
-#   REC_LOOPS        perf bench sched messaging -l for them (default 50)
+#   REC_LOOPS        perf bench sched messaging -l for them (default 150: at
+#                    50 a guest's file had 3 to 9 rounds, and its peak queue
+#                    was the last rounds', docs/check-perf.md)
 #   GUEST_TOP        perf top's runs in the regimes' boots (default light:device
 #                    msg:device: two, for .ci/run's time; more with GUEST_TOP=)
 #                    (scripts/guest/perf-top.sh's PERFTOP_SCENARIOS)
@@ -149,7 +151,7 @@ TOPDIR=$SRC_PKG
 CACHE=${PERFCLOCK_CACHE:-/var/cache/perfclock}
 JOBS=${JOBS:-2}
 GUEST_LOOPS=${GUEST_LOOPS:-300}
-REC_LOOPS=${REC_LOOPS:-50}
+REC_LOOPS=${REC_LOOPS:-150}
 GUEST_TRACE=${GUEST_TRACE-light:device msg:device msg:mono msg:mono-nolib stall:device}
 GUEST_NOMOD_TRACE=${GUEST_NOMOD_TRACE-msg:mono-nomod}
 GUEST_RECORD=${GUEST_RECORD:-msg:device}
