@@ -705,7 +705,7 @@ if ! skip host; then
 	# end passes made vary by up to 13 calls between runs.
 	if [ -x "$nolib_perf" ]; then
 		mkdir -p "$log/idle"
-		(cd "$log/idle" && exec "$nolib_perf" record -q -k mono --flush-horizon \
+		(cd "$log/idle" && exec timeout 60 "$nolib_perf" record -q -k mono --flush-horizon \
 			-e sched:sched_process_exec -o idle.data -- sleep 6 > record.out 2>&1) &
 		rpid=$!
 		sleep 2.5
