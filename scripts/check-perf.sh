@@ -692,7 +692,7 @@ if ! skip host; then
 
 	# perf's own horizon (util/horizon.c, the RFC alone) calls
 	# membarrier() only while passes ask for horizons: its helper starts
-	# parked and parks 100 ms after the last read. perf record
+	# parked and parks a second after the last read. perf record
 	# --flush-horizon of one task whose event does not fire (sleep, and
 	# exec) makes passes at its start and end only, so from 2.5 s to
 	# 5.5 s of a 6 s recording no pass asks. Asserted: at most 2 calls
