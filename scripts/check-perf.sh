@@ -649,6 +649,10 @@ if ! skip host; then
 			result 1 "host: $(basename "$p"): its perf shell tests extract"
 	done
 	shell_tests=$(cd "$st_dir/src" 2>/dev/null && ls tools/perf/tests/shell/*.sh 2>/dev/null)
+	# What they leave in /tmp: perf record and perf trace rename an
+	# existing non-empty output to NAME.old, which a test's cleanup must
+	# remove too (record_flush_horizon.sh left one a run until 7 December).
+	tmp_before=$(ls -d /tmp/__perf_test* 2> /dev/null | sort)
 	for t in $shell_tests; do
 		for b in stock patched nolib; do
 			bin=$stock_perf want=2
@@ -667,6 +671,9 @@ if ! skip host; then
 	done
 	[ -n "$shell_tests" ]
 	result $? "host: the series adds perf shell tests ($(echo $shell_tests | wc -w))"
+	tmp_left=$(comm -13 <(echo "$tmp_before") <(ls -d /tmp/__perf_test* 2> /dev/null | sort))
+	[ -z "$tmp_left" ]
+	result $? "host: the series' perf shell tests leave nothing in /tmp" "$tmp_left"
 
 	# perf kvm stat live: no KVM guest can run here (no /dev/kvm on the
 	# host, no nested KVM in the TCG guest), so no kvm_exit event ever
