@@ -697,6 +697,12 @@ if ! skip host; then
 		result $? "host: $b perf kvm stat live ${opt:+$opt }runs and reports ($(grep '^Sorted events:' "$log/kvm-$b.out"))"
 	done
 
+	# The membarrier() calls perf stat -x, -e syscalls:sys_enter_membarrier
+	# counted, from its output file.
+	membarrier_calls() {
+		sed -n 's/^\([0-9]*\),.*sys_enter_membarrier.*/\1/p' "$1"
+	}
+
 	# perf's own horizon (util/horizon.c, the RFC alone) calls
 	# membarrier() only while passes ask for horizons: its helper starts
 	# parked and parks a second after the last read. perf record
@@ -720,7 +726,7 @@ if ! skip host; then
 			-x, -o "$log/idle/stat-mid.out" -- sleep 3 > /dev/null 2>&1
 		st=$?
 		wait "$rpid" || st=1
-		cm=$(sed -n 's/^\([0-9]*\),.*sys_enter_membarrier.*/\1/p' "$log/idle/stat-mid.out")
+		cm=$(membarrier_calls "$log/idle/stat-mid.out")
 		echo "# perf-horizon-idle: membarrier() calls while perf record --flush-horizon of an idle task runs, 2.5 s to 5.5 s of 6 s: ${cm:-?}"
 		[ $st -eq 0 ] && [ -n "$cm" ] && [ "$cm" -le 2 ]
 		result $? "host: the RFC's horizon stops calling membarrier() once no pass asks (${cm:-?} calls in 3 s of an idle recording)" \
@@ -744,7 +750,7 @@ if ! skip host; then
 		st=$?
 		kill "$lpid"
 		wait "$lpid" 2> /dev/null
-		calls=$(sed -n 's/^\([0-9]*\),.*sys_enter_membarrier.*/\1/p' "$log/self/stat.out")
+		calls=$(membarrier_calls "$log/self/stat.out")
 		self=$(grep -c ' perf/[0-9]* membarrier(' "$log/self/trace.out" 2> /dev/null)
 		sleeps=$(grep -c 'clock_nanosleep(' "$log/self/trace.out" 2> /dev/null)
 		echo "# perf-trace-self: perf trace -a --flush-horizon, 3 s: membarrier() calls ${calls:-?}, its own traced ${self:-?}, sleeps traced ${sleeps:-?}"
