@@ -11,7 +11,9 @@
 #                 (build/kernels/KVER), with W=1 and sparse (C=2)
 #   lint          scripts/lint.sh (the first kernel), the W=1 and sparse
 #                 build of each kernel, scripts/test-vm-lib.sh (when
-#                 boot() boots a guest once more) and
+#                 boot() boots a guest once more),
+#                 scripts/test-guest-lib.sh (a test program's failed exit
+#                 is a failed result that names it) and
 #                 tools/perf-data-strict/test.sh (a perf.data reader as
 #                 strict as linux-perf-data),
 #                 scripts/test-perf-order-check.sh (the checker of perf
@@ -159,6 +161,8 @@ host_checks() {
 		done
 		scripts/test-vm-lib.sh > "$log/vm-lib.tap" 2>&1
 		collect lint "$log/vm-lib.tap"
+		scripts/test-guest-lib.sh > "$log/guest-lib.tap" 2>&1
+		collect lint "$log/guest-lib.tap"
 		scripts/test-perf-order-check.sh > "$log/perf-order-check.tap" 2>&1
 		collect lint "$log/perf-order-check.tap"
 		# The strict perf.data reader (an 8-byte FINISHED_ROUND, as

@@ -7,9 +7,28 @@
 # check, result, skip_result. The guest's /init has already settled the
 # clock and exported PERFCLOCK_REGIME (stable or unstable, as the host's
 # boot() in scripts/vm-lib.sh booted it). A failure sets rc=1 in the
-# sourcing script.
+# sourcing script; run_test makes a test program's failed exit one.
 
 . /lib/perfclock/tap-lib.sh
+
+# run_test [env] [VAR=VALUE...] PROGRAM [ARG...]: runs a test program
+# that prints its own TAP results. Its exit status is a result too, but
+# only when it fails: a program can exit non-zero with no "not ok" of its
+# own (a crash after its last result, an error printed as a comment),
+# which "|| rc=1" alone leaves nameless (check-debug's "the guest payload
+# exits 0", CI of 7 December 2026). Prefix variables with env: busybox sh
+# need not pass assignments before a function call on to its commands.
+run_test() {
+	for _rt_name; do
+		case $_rt_name in env|*=*) ;; *) break ;; esac
+	done
+	"$@"
+	_rt_st=$?
+	[ "$_rt_st" -eq 0 ] && return 0
+	_rt_how="status $_rt_st"
+	[ "$_rt_st" -gt 128 ] && _rt_how="signal $((_rt_st - 128))"
+	result 1 "${_rt_name#./} exits 0 (exited with $_rt_how)"
+}
 
 # "# === NAME", the line that names the program whose results follow
 # (collect() in tap-lib.sh), after the guest's uptime: where a guest's

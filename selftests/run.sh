@@ -28,7 +28,7 @@ result $? "the log check sees a warning-level line"
 # of the TAI offset (it steps this guest's clock and restores it):
 # before the module is loaded, so that the estimate is what it tests.
 section "libperfclock test_clock_set estimate"
-./test_clock_set estimate || rc=1
+run_test ./test_clock_set estimate
 
 # Only what the tests provoke may reach the log from here on.
 dmesg -c >/dev/null
@@ -44,27 +44,27 @@ dmesg | sed -n 's/^.*\(perfclock: .*\)$/# \1/p'
 for t in perfclock_ioctl_test perfclock_ioctl_test_32 perfclock_page_test \
 	 perfclock_clock_test perfclock_horizon_test perfclock_lifecycle_test; do
 	section "$t"
-	"./$t" || rc=1
+	run_test "./$t"
 done
 # The per-CPU horizon H_c (docs/percpu-horizon.md); it slews this guest's
 # clock by +-10% with adjtimex(ADJ_TICK) for a few seconds, and restores
 # the tick length after.
 section "perfclock_percpu_test"
-PERCPU_SLEW=1 PERCPU_SECONDS=${PERCPU_SECONDS:-1} \
-	PERCPU_SLOPE_SECONDS=${PERCPU_SLOPE_SECONDS:-2} ./perfclock_percpu_test || rc=1
+run_test env PERCPU_SLEW=1 PERCPU_SECONDS=${PERCPU_SECONDS:-1} \
+	PERCPU_SLOPE_SECONDS=${PERCPU_SLOPE_SECONDS:-2} ./perfclock_percpu_test
 section "kernel"
 log_clean "the selftests"
 
 # The library against the real module: its reads bracket perf records,
 # and it merges real per-CPU rings stamped with the module's clock.
 section "libperfclock test_module"
-./test_module || rc=1
+run_test ./test_module
 section "libperfclock test_ring_real"
-PERFCLOCK_TEST_FORKS=${RING_REAL_FORKS:-1500} ./test_ring_real device || rc=1
+run_test env PERFCLOCK_TEST_FORKS=${RING_REAL_FORKS:-1500} ./test_ring_real device
 # The threaded reader on the module's per-CPU horizons (one pinned thread
 # per CPU), a stalled merger at its held cap included.
 section "libperfclock test_reader"
-PERFCLOCK_TEST_LOAD_MS=${READER_LOAD_MS:-1000} ./test_reader device || rc=1
+run_test env PERFCLOCK_TEST_LOAD_MS=${READER_LOAD_MS:-1000} ./test_reader device
 section "kernel"
 log_clean "the library tests"
 
@@ -72,7 +72,7 @@ log_clean "the library tests"
 # processes opening, mapping and forking on the device meanwhile; then
 # proof that it catches a clock stepping back beyond the bound.
 section "perfclock_stress"
-./perfclock_stress --seconds "${STRESS_SECONDS:-5}" || rc=1
+run_test ./perfclock_stress --seconds "${STRESS_SECONDS:-5}"
 # Caught means: exit status 1 (2 is a usage or open error), a failed
 # clock check, and no other failure.
 # 3 s, not 1: in a starved debug guest the checker threads once made no
@@ -90,7 +90,7 @@ fi
 # Per-CPU readers and a wait-free-queue merger against the library's
 # round-robin reader, on the same load: no late or lost record either way.
 section "perfclock_drain"
-./perfclock_drain --seconds "${DRAIN_SECONDS:-3}" || rc=1
+run_test ./perfclock_drain --seconds "${DRAIN_SECONDS:-3}"
 section "kernel"
 log_clean "the stress test"
 
@@ -99,20 +99,20 @@ log_clean "the stress test"
 # TSC warp the test itself makes, and about nothing else.
 section "perfclock_tsc_unstable_test"
 insmod /payload/extra/msr.ko allow_writes=on 2>/dev/null
-./perfclock_tsc_unstable_test || rc=1
+run_test ./perfclock_tsc_unstable_test
 section "kernel"
 log_clean "the TSC-unstable test" 'TSC synchronization|TSC warp|turning off TSC clock'
 
 # The grace-period policy, with nothing else holding the device.
 section "perfclock_gp_policy_test"
-./perfclock_gp_policy_test || rc=1
+run_test ./perfclock_gp_policy_test
 section "kernel"
 log_clean "the grace-period policy test"
 
 # Who arms the module's timer and grace periods, by privilege: also with
 # nothing else holding the device (it waits for the timer to stop).
 section "perfclock_access_test"
-./perfclock_access_test || rc=1
+run_test ./perfclock_access_test
 section "kernel"
 log_clean "the access test"
 
@@ -126,15 +126,15 @@ log_clean "the access test"
 # one TCG thread; this guest keeps a thread per vCPU for the tests that
 # need CPUs running at once.
 section "perfclock_clock_set_test"
-./perfclock_clock_set_test || rc=1
+run_test ./perfclock_clock_set_test
 # The library's NTP slew label under a PLL offset and an adjtime() slew.
 section "perfclock_ntp_slew_test"
-./perfclock_ntp_slew_test || rc=1
+run_test ./perfclock_ntp_slew_test
 # The same sets through the library, on the module's horizons.
 section "libperfclock test_clock_set module"
-./test_clock_set module || rc=1
+run_test ./test_clock_set module
 section "perfclock_generation_test"
-PERFCLOCK_MARK_KO= ./perfclock_generation_test || rc=1
+run_test env PERFCLOCK_MARK_KO= ./perfclock_generation_test
 section "kernel"
 log_clean "the generation test"
 

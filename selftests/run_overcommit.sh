@@ -19,11 +19,11 @@ dmesg -c >/dev/null
 # First, with no module loaded: the library's membarrier horizon, and the
 # same with its barrier skipped, which this load must make late.
 section "perfclock_membarrier_test (overcommitted, no module)"
-PERFCLOCK_EXPECT_BARE_LATE=1 PERFCLOCK_MB_SECONDS=${MB_SECONDS:-4} \
-	./perfclock_membarrier_test || rc=1
+run_test env PERFCLOCK_EXPECT_BARE_LATE=1 PERFCLOCK_MB_SECONDS=${MB_SECONDS:-4} \
+	./perfclock_membarrier_test
 section "perfclock_percpu_late_test (overcommitted, no module: CLOCK_MONOTONIC_RAW)"
-PERFCLOCK_EXPECT_BARE_LATE=1 PERFCLOCK_PERCPU_CLOCK=raw \
-	PERFCLOCK_PERCPU_SECONDS=${PERCPU_SECONDS:-1} ./perfclock_percpu_late_test || rc=1
+run_test env PERFCLOCK_EXPECT_BARE_LATE=1 PERFCLOCK_PERCPU_CLOCK=raw \
+	PERFCLOCK_PERCPU_SECONDS=${PERCPU_SECONDS:-1} ./perfclock_percpu_late_test
 # mode=0444: the tests' unprivileged users open the device (the module's
 # default, 0600, is root's alone); PC_TEST_MODULE_PARAMS in
 # selftests/perfclock_util.h, which the tests that reload it use.
@@ -32,11 +32,11 @@ if ! insmod /payload/perfclock.ko mode=0444; then
 	exit 1
 fi
 section "perfclock_horizon_test (overcommitted)"
-PERFCLOCK_EXPECT_BARE_LATE=1 PERFCLOCK_HORIZON_SECONDS=${HORIZON_SECONDS:-8} \
-	./perfclock_horizon_test || rc=1
+run_test env PERFCLOCK_EXPECT_BARE_LATE=1 PERFCLOCK_HORIZON_SECONDS=${HORIZON_SECONDS:-8} \
+	./perfclock_horizon_test
 section "perfclock_percpu_late_test (overcommitted, the module: perf_clock())"
-PERFCLOCK_EXPECT_BARE_LATE=1 PERFCLOCK_PERCPU_CLOCK=module \
-	PERFCLOCK_PERCPU_SECONDS=${PERCPU_SECONDS:-1} ./perfclock_percpu_late_test || rc=1
+run_test env PERFCLOCK_EXPECT_BARE_LATE=1 PERFCLOCK_PERCPU_CLOCK=module \
+	PERFCLOCK_PERCPU_SECONDS=${PERCPU_SECONDS:-1} ./perfclock_percpu_late_test
 section "kernel"
 log_clean "the horizon test"
 check "module unloads at the end" rmmod perfclock

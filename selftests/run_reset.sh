@@ -37,7 +37,7 @@ fi
 dmesg | sed -n 's/^.*\(perfclock: .*\)$/# \1/p'
 rc=0
 echo "# === perfclock_generation_test"
-PERFCLOCK_MARK_KO=/payload/perfclock_mark_tsc_unstable.ko ./perfclock_generation_test || rc=1
+run_test env PERFCLOCK_MARK_KO=/payload/perfclock_mark_tsc_unstable.ko ./perfclock_generation_test
 echo "# === kernel"
 log_clean "the generation test" 'TSC found unstable after boot|TSC synchronization|TSC warp|turning off TSC clock'
 check "module unloads at the end" rmmod perfclock

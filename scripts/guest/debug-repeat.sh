@@ -20,7 +20,7 @@ i=0
 while [ "$i" -lt "$REPEAT" ]; do
 	i=$((i + 1))
 	section "libperfclock test_clock_set estimate, run $i of $REPEAT"
-	./test_clock_set estimate || rc=1
+	run_test ./test_clock_set estimate
 done
 dmesg -c >/dev/null
 # mode=0444: the tests' unprivileged users open the device (the module's
@@ -34,9 +34,9 @@ i=0
 while [ "$i" -lt "$REPEAT" ]; do
 	i=$((i + 1))
 	section "libperfclock test_module, run $i of $REPEAT"
-	./test_module || rc=1
+	run_test ./test_module
 	section "perfclock_lifecycle_test, run $i of $REPEAT"
-	./perfclock_lifecycle_test || rc=1
+	run_test ./perfclock_lifecycle_test
 done
 section "kernel"
 log_clean "the repeated tests"

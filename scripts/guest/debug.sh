@@ -31,7 +31,7 @@ if [ "$RESET_ONLY" = 1 ]; then
 else
 	sh ./selftests.sh || rc=1
 	echo "# === perfclock_fuzz"
-	./perfclock_fuzz --seed "$FUZZ_SEED" --seconds "$FUZZ_SECONDS" --ko /payload/perfclock.ko || rc=1
+	run_test ./perfclock_fuzz --seed "$FUZZ_SEED" --seconds "$FUZZ_SECONDS" --ko /payload/perfclock.ko
 	check "the module unloads after the fuzzer" rmmod perfclock
 fi
 
@@ -53,7 +53,7 @@ if [ "$FAULT_INJECT" = 1 ]; then
 	echo 1 > /proc/sys/kernel/printk
 	full=''
 	[ "$FAULT_SWEEP" = full ] && full=--full
-	./perfclock_fail_init /payload/perfclock.ko $full || rc=1
+	run_test ./perfclock_fail_init /payload/perfclock.ko $full
 	echo "$cl" > /proc/sys/kernel/printk
 	for a in failslab fail_page_alloc; do
 		echo Y > $dbg/$a/ignore-gfp-wait

@@ -87,7 +87,7 @@ esac
 for t in perfclock_ioctl_test perfclock_ioctl_test_32 perfclock_page_test \
 	 perfclock_clock_test perfclock_lifecycle_test; do
 	echo "# === $t"
-	"./$t" || rc=1
+	run_test "./$t"
 done
 echo "# === dkms module"
 # busybox modprobe hands a compressed module to finit_module() first,
