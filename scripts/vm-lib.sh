@@ -300,7 +300,8 @@ regime_append() {
 # added to the timeout.
 # stdout is the payload's output (TAP), stderr vm.sh's diagnostics; the
 # status is vm.sh's (0 clean, 1 tests failed, 2 did not finish, 3 kernel
-# problem).
+# problem). All three are the last boot's: a discarded boot's results and
+# vm.sh notes are only TAP comments.
 #
 # A guest that never reached its payload (no "perfclock-init: running
 # the payload" on its console: the boot itself hung, before the module
@@ -349,7 +350,7 @@ boot() {
 		"$vm_lib_dir/vm.sh" --regime "$regime" ${append:+--append "$append"} --out "$out" \
 			--hold-events "$GUEST_HOLD_EVENTS" --timeout $(( ${GUEST_TIMEOUT:-900} + runs_for )) \
 			--boot-timeout "${BOOT_TIMEOUT:-300}" \
-			--silence-timeout "$silence" "$@" > "$out.tap" || st=$?
+			--silence-timeout "$silence" "$@" > "$out.tap" 2> "$out.err" || st=$?
 		if [ ! -f "$out/console.log" ] || [ "$try" -eq "$tries" ]; then
 			break
 		fi
@@ -378,9 +379,15 @@ boot() {
 			break
 		fi
 		console_text "$out/console.log" | grep -v '^$' | tail -n 5 | sed 's/^/#   /'
+		# Its vm.sh notes go with its results: a caller reads stderr
+		# for the run it is given ("payload run.sh exited with rc=1"
+		# of a discarded run failed CI's check-debug, 7 December 2026).
+		echo "# what vm.sh said of the discarded run:"
+		grep -v '^vm.sh: console: ' "$out.err" | sed 's/^/#   /'
 		echo "# booting it once more"
 	done
 	cat "$out.tap"
-	rm -f "$out.tap"
+	cat "$out.err" >&2
+	rm -f "$out.tap" "$out.err"
 	return "$st"
 }
