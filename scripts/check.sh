@@ -17,7 +17,9 @@
 #                 tools/perf-data-strict/test.sh (a perf.data reader as
 #                 strict as linux-perf-data),
 #                 scripts/test-perf-order-check.sh (the checker of perf
-#                 script's order that check-perf uses), scripts/lint-docs.sh
+#                 script's order that check-perf uses),
+#                 scripts/test-check-perf-report.sh (what check-perf
+#                 asserts of a perf record file's queue), scripts/lint-docs.sh
 #                 (the docs name only functions that exist; README's examples
 #                 are examples/tracer_threads.c and tracer.c and run),
 #                 scripts/call-layers.sh (no circle of calls between the
@@ -165,6 +167,8 @@ host_checks() {
 		collect lint "$log/guest-lib.tap"
 		scripts/test-perf-order-check.sh > "$log/perf-order-check.tap" 2>&1
 		collect lint "$log/perf-order-check.tap"
+		scripts/test-check-perf-report.sh > "$log/check-perf-report.tap" 2>&1
+		collect lint "$log/check-perf-report.tap"
 		# The strict perf.data reader (an 8-byte FINISHED_ROUND, as
 		# linux-perf-data insists) on crafted and recorded files.
 		tools/perf-data-strict/test.sh > "$log/perf-data-strict.tap" 2>&1
