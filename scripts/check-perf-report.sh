@@ -141,7 +141,7 @@ report_record() {
 		# built to (at most 10 % above). That ratio follows the age of
 		# the horizons, which follows the guest's scheduling: the
 		# membarrier reader (nolib) gave 0.79-1.13 in six runs on
-		# 7 December 2026, 1.13 in CI (docs/perf-client.md).
+		# 7 December 2026, 1.13 in CI (docs/check-perf.md).
 		queued_p=$(sed -n 's/.*Ordered events: \([0-9]*\) events queued.*/\1/p' <<<"$oe_pp")
 		if [ -n "$peak_c" ] && [ -n "$peak_p" ] && [ -n "$queued_p" ]; then
 			[ "$peak_p" -lt "$queued_p" ]

@@ -94,14 +94,15 @@
 # patched reader's flush rule), then
 #   # perf-record-peak regime=R scenario=S backend=B patched_peak=N stock_rule_peak=N ratio=X target="at most 1.10" PASS|MISS (...)
 # (a measurement: the ratio follows the horizons' age, which follows the
-# guest's scheduling; docs/check-perf.md), and TAP: patched_ooo is 0 (perf's count
-# and the order of perf script's text); the stock file is read the same
-# by both builds (perf script output byte for byte, report --stats,
-# the count); the patched file read by stock perf gives no warning the
-# stock file does not (digits aside); the patched reader delivered
-# events before the end of the file (its peak is below what it queued);
-# it flushed at the recorded horizons; both files pass tools/perf-data-strict (a reader that takes
-# FINISHED_ROUND as the header alone, as linux-perf-data does). If no
+# guest's scheduling; docs/check-perf.md), and TAP: patched_ooo is 0
+# (perf's count and the order of perf script's text); the stock file is
+# read the same by both builds (perf script output byte for byte, report
+# --stats, the count); the patched file read by stock perf gives no
+# warning the stock file does not (digits aside); the patched reader
+# delivered events before the end of the file (its peak is below what it
+# queued); it flushed at the recorded horizons; both files pass
+# tools/perf-data-strict (a reader that takes FINISHED_ROUND as the
+# header alone, as linux-perf-data does). If no
 # run made stock perf's round rule show any out-of-order event, on a
 # stock file or a patched one, that check is a SKIP saying so. On the
 # host, the perf shell tests the series adds: patched perf passes them,
