@@ -203,13 +203,15 @@ warned_ooo() {
 	n=$(sed -n 's/ out of order events recorded.*//p' "$@" | awk '{ print $NF }' | tail -n 1)
 	echo "${n:-0}"
 }
-# perf bench sched messaging -l of perf record's runs (check-perf.sh sets it).
+# perf bench sched messaging -l of perf record's runs (check-perf.sh sets
+# it), and its -g.
 REC_LOOPS=${REC_LOOPS:-150}
+REC_GROUPS=${REC_GROUPS:-1}
 rec() {
 	scenario=$1 backend=$2
 	tag="scenario=$scenario backend=$backend"
 	case $scenario in
-	msg)	set -- "$PERF_STOCK" bench sched messaging -g "${REC_GROUPS:-1}" -l "$REC_LOOPS" ;;
+	msg)	set -- "$PERF_STOCK" bench sched messaging -g "$REC_GROUPS" -l "$REC_LOOPS" ;;
 	# Short passes: a shell waking every 10 ms for 2 s.
 	light)	set -- sh -c 'i=0; while [ $i -lt 200 ]; do sleep 0.01; i=$((i + 1)); done' ;;
 	*)	echo "# unknown record scenario $scenario"; return ;;
@@ -291,7 +293,7 @@ rec() {
 	rm -f "$tmp"/rec-"$scenario"-"$backend"-*.data "$base"*
 }
 if [ -n "${RECORD_SCENARIOS:-}" ]; then
-	echo "# perf record runs: $RECORD_SCENARIOS (messaging -g ${REC_GROUPS:-1} -l $REC_LOOPS), $(free -m | awk 'NR == 2 { print $2 }') MB"
+	echo "# perf record runs: $RECORD_SCENARIOS (messaging -g $REC_GROUPS -l $REC_LOOPS), $(free -m | awk 'NR == 2 { print $2 }') MB"
 	# The independent order checker (scripts/perf-order-check.sh), if
 	# the payload has it: first on two lines in order whose fractions
 	# busybox awk would read as octal (012345700) or not (012345679).
