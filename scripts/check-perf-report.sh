@@ -55,8 +55,9 @@ report() {
 		# item 7 asks for no more lost than stock. Not asserted (the
 		# cause is in patch 11 and docs/perf-client.md, "Records
 		# lost"): on the KVM host the load slows by each record
-		# written, so patched perf trace's few per cent lower read rate
-		# becomes a shorter load and half the records; and a ring's
+		# written, and its length is set by the few per cent of CPU
+		# left to it, which prompt delivery raises: half the length,
+		# half the records ("where the CPU goes"); and a ring's
 		# losses are reported only with the next record that fits
 		# (kernel/events/ring_buffer.c: __perf_output_begin()), so the
 		# losses after a reader's last read of a ring are never told:
